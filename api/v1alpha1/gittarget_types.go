@@ -1,0 +1,183 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// Condition types of a GitTarget.
+const (
+	ConditionValidated            = "Validated"
+	ConditionGitPathAccepted      = "GitPathAccepted"
+	ConditionEncryptionConfigured = "EncryptionConfigured"
+	ConditionRenderMatchesLive    = "RenderMatchesLive"
+	ConditionStreamsRunning       = "StreamsRunning"
+)
+
+// Reasons a GitTarget reports in its conditions.
+const (
+	ReasonProviderNotFound       = "ProviderNotFound"
+	ReasonNamespaceNotAuthorized = "NamespaceNotAuthorized"
+	ReasonBranchNotAllowed       = "BranchNotAllowed"
+	ReasonTargetConflict         = "TargetConflict"
+	ReasonUnsupportedContent     = "UnsupportedContent"
+	ReasonWriteBoundaryRefused   = "WriteBoundaryRefused"
+	ReasonRenderDoesNotMatchLive = "RenderDoesNotMatchLive"
+)
+
+// PruneMode says which deletions reach Git.
+// +kubebuilder:validation:Enum=Never;OnEvent;Always
+type PruneMode string
+
+const (
+	// PruneNever deletes nothing from Git.
+	PruneNever PruneMode = "Never"
+	// PruneOnEvent deletes a document when its object's DELETE is observed; a snapshot
+	// sweep deletes nothing.
+	PruneOnEvent PruneMode = "OnEvent"
+	// PruneAlways deletes on a DELETE event and on a snapshot sweep.
+	PruneAlways PruneMode = "Always"
+)
+
+// GitTargetSpec says where in which repository branch the mirror is written.
+type GitTargetSpec struct {
+	// GitProviderRef names the GitProvider to write through. A GitProvider in another
+	// namespace must admit this namespace in its spec.accessFrom.
+	GitProviderRef GitProviderReference `json:"gitProviderRef"`
+
+	// Branch to write. It must match one of the GitProvider's allowedBranches. Immutable.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.branch is immutable; create a new GitTarget for another branch"
+	Branch string `json:"branch"`
+
+	// Path of the folder in the repository that this target owns: relative, without ".."
+	// segments; "." is the repository root. Immutable.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.path is immutable; create a new GitTarget for another folder"
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/')",message="spec.path must be relative to the repository root: remove the leading '/'"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|/)[.][.](/|$)')",message="spec.path must not contain a '..' segment"
+	Path string `json:"path"`
+
+	// Encryption configures how sensitive objects (Secrets) are encrypted before they are
+	// written. Without it, Secrets are not written.
+	// +optional
+	Encryption *EncryptionSpec `json:"encryption,omitempty"`
+
+	// Prune says which deletions of live objects delete documents from Git.
+	// +optional
+	Prune PruneSpec `json:"prune,omitempty"`
+
+	// Placement chooses the file of a new document. Existing documents are edited where
+	// they are.
+	// +optional
+	Placement *PlacementSpec `json:"placement,omitempty"`
+}
+
+// GitProviderReference names a GitProvider, in this namespace unless Namespace is set.
+type GitProviderReference struct {
+	// Name of the GitProvider.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Namespace of the GitProvider; defaults to the GitTarget's namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// EncryptionSpec configures SOPS encryption of sensitive documents.
+type EncryptionSpec struct {
+	// Provider of the encryption. Only sops is supported.
+	// +kubebuilder:validation:Enum=sops
+	Provider string `json:"provider"`
+
+	// Age lists the age recipients the documents are encrypted to.
+	Age AgeSpec `json:"age"`
+}
+
+// AgeSpec lists age recipients (public keys only).
+type AgeSpec struct {
+	// Recipients are age public keys (age1...).
+	// +optional
+	// +kubebuilder:validation:items:Pattern=`^age1[0-9a-z]+$`
+	Recipients []string `json:"recipients,omitempty"`
+
+	// RecipientsSecretRef names a Secret in this namespace whose values are age public
+	// keys, one or more per value, added to Recipients.
+	// +optional
+	RecipientsSecretRef *LocalObjectReference `json:"recipientsSecretRef,omitempty"`
+}
+
+// PruneSpec configures deletion.
+type PruneSpec struct {
+	// Mode is Never, OnEvent (the default) or Always.
+	// +optional
+	// +kubebuilder:default=OnEvent
+	Mode PruneMode `json:"mode,omitempty"`
+}
+
+// PlacementSpec holds path templates for new documents. Templates may use {name},
+// {namespace}, {namespaceOrCluster}, {group}, {version}, {resource} and {kind}.
+type PlacementSpec struct {
+	// Default is the template for any type without a byType entry.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Default string `json:"default,omitempty"`
+
+	// ByType maps "[group/]version/resource" to a template.
+	// +optional
+	ByType map[string]string `json:"byType,omitempty"`
+}
+
+// GitTargetStatus reports the state of the mirror.
+type GitTargetStatus struct {
+	CommonStatus `json:",inline"`
+
+	// LastCommit is the last commit the operator pushed for this target.
+	// +optional
+	LastCommit string `json:"lastCommit,omitempty"`
+
+	// LastPushTime is when that commit was pushed.
+	// +optional
+	LastPushTime *metav1.Time `json:"lastPushTime,omitempty"`
+
+	// RetainedDocuments counts documents kept in Git although their object is gone,
+	// because the prune mode suppressed the sweep that would have deleted them.
+	// +optional
+	RetainedDocuments int64 `json:"retainedDocuments,omitempty"`
+}
+
+// GitTarget is a folder of a repository branch that mirrors live objects.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=gitops-reverser
+// +kubebuilder:printcolumn:name="Branch",type=string,JSONPath=`.spec.branch`
+// +kubebuilder:printcolumn:name="Path",type=string,JSONPath=`.spec.path`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type GitTarget struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec says where the mirror is written.
+	Spec GitTargetSpec `json:"spec"`
+
+	// Status is written by the operator.
+	// +optional
+	Status GitTargetStatus `json:"status,omitempty"`
+}
+
+// GitTargetList is a list of GitTargets.
+//
+// +kubebuilder:object:root=true
+type GitTargetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []GitTarget `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&GitTarget{}, &GitTargetList{})
+}
