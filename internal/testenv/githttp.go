@@ -1,0 +1,102 @@
+package testenv
+
+import (
+	"crypto/subtle"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/cgi"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// HTTPAuth is what the HTTP front end demands. With neither set, anyone may read and push.
+type HTTPAuth struct {
+	// Username and Password, when set, are accepted as basic auth.
+	Username, Password string
+	// BearerToken, when set, is accepted as "Authorization: Bearer <token>".
+	BearerToken string
+}
+
+// HTTPFrontend serves a GitServer's repositories over smart HTTP through git http-backend.
+type HTTPFrontend struct {
+	server *GitServer
+	auth   HTTPAuth
+	base   string
+	down   atomic.Bool
+}
+
+// ServeHTTP starts a smart HTTP front end on a loopback port, stopped when the test ends.
+func (g *GitServer) ServeHTTP(t testing.TB, auth HTTPAuth) *HTTPFrontend {
+	t.Helper()
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatalf("git http front end: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("git http front end: %v", err)
+	}
+	f := &HTTPFrontend{server: g, auth: auth, base: "http://" + ln.Addr().String()}
+	backend := &cgi.Handler{
+		Path:       gitPath,
+		Args:       []string{"http-backend"},
+		Env:        []string{"GIT_PROJECT_ROOT=" + g.root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"},
+		InheritEnv: []string{"PATH"},
+	}
+	srv := &http.Server{Handler: f.handler(backend)}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("git http front end: %v", err)
+		}
+	}()
+	t.Cleanup(func() { _ = srv.Close() })
+	return f
+}
+
+// URL returns the clone URL of a repository, without credentials.
+func (f *HTTPFrontend) URL(repo string) string {
+	return f.base + "/" + strings.TrimPrefix(repo, "/")
+}
+
+// SetDown makes the front end answer 503 to every request (down=true) or serve again.
+func (f *HTTPFrontend) SetDown(down bool) { f.down.Store(down) }
+
+func (f *HTTPFrontend) handler(backend http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f.down.Load() {
+			http.Error(w, "git server unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		if !f.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+			http.Error(w, "authentication required", http.StatusUnauthorized)
+			return
+		}
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git-receive-pack") {
+			f.server.countPush(strings.TrimSuffix(r.URL.Path, "/git-receive-pack"))
+		}
+		backend.ServeHTTP(w, r)
+	})
+}
+
+func (f *HTTPFrontend) authorized(r *http.Request) bool {
+	if f.auth.Username == "" && f.auth.BearerToken == "" {
+		return true
+	}
+	if f.auth.Username != "" {
+		if user, pass, ok := r.BasicAuth(); ok && equal(user, f.auth.Username) && equal(pass, f.auth.Password) {
+			return true
+		}
+	}
+	if f.auth.BearerToken != "" {
+		if token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && equal(token, f.auth.BearerToken) {
+			return true
+		}
+	}
+	return false
+}
+
+func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
