@@ -10,12 +10,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	v1alpha1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
+	"github.com/gitops-reverser/gitops-reverser/internal/kubescheme"
 )
 
 // ControlPlane is a running kube-apiserver and etcd with the project's CRDs installed.
@@ -41,18 +40,6 @@ func WithAPIServerFlag(name, value string) ControlPlaneOption {
 	}
 }
 
-// NewScheme returns a scheme with the built-in kinds and the project's kinds.
-func NewScheme() (*runtime.Scheme, error) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("add client-go kinds: %w", err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("add gitops-reverser.io kinds: %w", err)
-	}
-	return scheme, nil
-}
-
 // StartControlPlane starts kube-apiserver and etcd from KUBEBUILDER_ASSETS and installs the
 // CRDs under config/crd. Stop it with Stop.
 func StartControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
@@ -65,7 +52,7 @@ func StartControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
-	scheme, err := NewScheme()
+	scheme, err := kubescheme.New()
 	if err != nil {
 		return nil, err
 	}

@@ -231,4 +231,3 @@ func parseGitCommand(command string) (service, repo string, err error) {
 	repo = strings.Trim(fields[1], `'"`)
 	return strings.TrimPrefix(fields[0], "git-"), strings.TrimPrefix(repo, "/"), nil
 }
-
