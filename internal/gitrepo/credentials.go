@@ -1,0 +1,117 @@
+package gitrepo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/go-git/go-git/v6/plumbing/client"
+	"github.com/go-git/go-git/v6/plumbing/transport"
+	githttp "github.com/go-git/go-git/v6/plumbing/transport/http"
+	"github.com/go-git/go-git/v6/plumbing/transport/ssh/knownhosts"
+	gossh "golang.org/x/crypto/ssh"
+)
+
+// Credentials authenticate against the remote. They are read from the GitProvider's Secret
+// and never printed: String and GoString hide them, and no error carries them.
+type Credentials struct {
+	Username, Password string
+	BearerToken        string
+	SSHPrivateKey      []byte
+	KnownHosts         []byte
+}
+
+// String hides the credentials from any log line that prints them by mistake.
+func (Credentials) String() string { return "Credentials{redacted}" }
+
+// GoString hides the credentials from %#v.
+func (Credentials) GoString() string { return "Credentials{redacted}" }
+
+// ErrUnknownHostKey is returned when an SSH server's host key is not in known_hosts.
+var ErrUnknownHostKey = errors.New("the server's SSH host key is not in known_hosts, or differs from it")
+
+// clientOptions turns credentials into go-git client options for a URL's scheme.
+// knownHostsDir holds the known_hosts file that SSH host key checks read.
+func clientOptions(scheme string, creds Credentials, knownHostsDir string) ([]client.Option, error) {
+	switch scheme {
+	case "ssh":
+		auth, err := newSSHAuth(creds, knownHostsDir)
+		if err != nil {
+			return nil, err
+		}
+		return []client.Option{client.WithSSHAuth(auth)}, nil
+	case "http", "https":
+		switch {
+		case creds.Username != "" || creds.Password != "":
+			return []client.Option{client.WithHTTPAuth(&githttp.BasicAuth{Username: creds.Username, Password: creds.Password})}, nil
+		case creds.BearerToken != "":
+			return []client.Option{client.WithHTTPAuth(&githttp.TokenAuth{Token: creds.BearerToken})}, nil
+		}
+	}
+	return nil, nil
+}
+
+// sshAuth logs in with a private key and accepts only host keys listed in known_hosts:
+// without known_hosts it fails closed.
+type sshAuth struct {
+	signer   gossh.Signer
+	hostKeys *knownhosts.HostKeyDB
+}
+
+func newSSHAuth(creds Credentials, dir string) (*sshAuth, error) {
+	if len(creds.SSHPrivateKey) == 0 {
+		return nil, errors.New("an ssh:// repository needs ssh-privatekey in the credentials Secret")
+	}
+	if len(creds.KnownHosts) == 0 {
+		return nil, errors.New("an ssh:// repository needs known_hosts in the credentials Secret; host keys are never trusted blindly")
+	}
+	signer, err := gossh.ParsePrivateKey(creds.SSHPrivateKey)
+	if err != nil {
+		// The parser's message does not include key material.
+		return nil, fmt.Errorf("ssh-privatekey is not a usable private key: %w", err)
+	}
+	file := filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(file, creds.KnownHosts, 0o600); err != nil {
+		return nil, fmt.Errorf("write known_hosts: %w", err)
+	}
+	hostKeys, err := knownhosts.NewDB(file)
+	if err != nil {
+		return nil, fmt.Errorf("known_hosts is not valid: %w", err)
+	}
+	return &sshAuth{signer: signer, hostKeys: hostKeys}, nil
+}
+
+// ClientConfig implements go-git's SSH authentication.
+func (a *sshAuth) ClientConfig(_ context.Context, req *transport.Request) (*gossh.ClientConfig, error) {
+	user := "git"
+	if req != nil && req.URL != nil && req.URL.User != nil && req.URL.User.Username() != "" {
+		user = req.URL.User.Username()
+	}
+	check := a.hostKeys.HostKeyCallback()
+	cfg := &gossh.ClientConfig{
+		User: user,
+		Auth: []gossh.AuthMethod{gossh.PublicKeys(a.signer)},
+		HostKeyCallback: func(host string, remote net.Addr, key gossh.PublicKey) error {
+			if err := check(host, remote, key); err != nil {
+				return fmt.Errorf("%w (host %s)", ErrUnknownHostKey, host)
+			}
+			return nil
+		},
+	}
+	if req != nil && req.URL != nil {
+		// Offer only the key types known_hosts lists for this host, so that a host with
+		// several keys negotiates one we can verify.
+		cfg.HostKeyAlgorithms = a.hostKeys.HostKeyAlgorithms(hostWithPort(req.URL.Host))
+	}
+	return cfg, nil
+}
+
+func hostWithPort(host string) string {
+	if _, _, err := net.SplitHostPort(host); err == nil {
+		return host
+	}
+	return net.JoinHostPort(host, "22")
+}

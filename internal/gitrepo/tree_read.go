@@ -1,0 +1,236 @@
+package gitrepo
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+
+	"github.com/go-git/go-git/v6/plumbing"
+	"github.com/go-git/go-git/v6/plumbing/filemode"
+	"github.com/go-git/go-git/v6/plumbing/object"
+)
+
+// FileMode is the kind of a tree entry.
+type FileMode int
+
+// Kinds of tree entries.
+const (
+	ModeRegular FileMode = iota
+	ModeExecutable
+	ModeSymlink
+	ModeSubmodule
+)
+
+// File is one file of a tree. Content is empty for symlinks and submodules.
+type File struct {
+	Path    string
+	Content []byte
+	Mode    FileMode
+}
+
+// rootTree returns the tree of a commit, or nil for the empty commit "".
+func (r *Repo) rootTree(commit string) (*object.Tree, error) {
+	if commit == "" {
+		return nil, nil
+	}
+	c, err := object.GetCommit(r.repo.Storer, plumbing.NewHash(commit))
+	if err != nil {
+		return nil, fmt.Errorf("read commit %s: %w", commit, err)
+	}
+	t, err := c.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("read tree of %s: %w", commit, err)
+	}
+	return t, nil
+}
+
+// subtree returns the tree at dir below root (dir "" is root), or nil when absent.
+func (r *Repo) subtree(root *object.Tree, dir string) (*object.Tree, error) {
+	if root == nil || dir == "" {
+		return root, nil
+	}
+	t, err := root.Tree(dir)
+	if errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrEntryNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read folder %s: %w", dir, err)
+	}
+	return t, nil
+}
+
+// ReadFiles returns every file below dir ("" = the whole tree) at a commit, with paths
+// relative to dir.
+func (r *Repo) ReadFiles(commit, dir string) ([]File, error) {
+	root, err := r.rootTree(commit)
+	if err != nil {
+		return nil, err
+	}
+	t, err := r.subtree(root, dir)
+	if err != nil || t == nil {
+		return nil, err
+	}
+	var files []File
+	walker := object.NewTreeWalker(t, true, nil)
+	defer walker.Close()
+	for {
+		name, entry, err := walker.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("walk %s: %w", dir, err)
+		}
+		f, ok, err := r.fileOf(name, entry)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			files = append(files, f)
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	return files, nil
+}
+
+func (r *Repo) fileOf(name string, entry object.TreeEntry) (File, bool, error) {
+	switch entry.Mode {
+	case filemode.Dir:
+		return File{}, false, nil
+	case filemode.Symlink:
+		return File{Path: name, Mode: ModeSymlink}, true, nil
+	case filemode.Submodule:
+		return File{Path: name, Mode: ModeSubmodule}, true, nil
+	}
+	content, err := r.blob(entry.Hash)
+	if err != nil {
+		return File{}, false, fmt.Errorf("read %s: %w", name, err)
+	}
+	mode := ModeRegular
+	if entry.Mode == filemode.Executable {
+		mode = ModeExecutable
+	}
+	return File{Path: name, Content: content, Mode: mode}, true, nil
+}
+
+func (r *Repo) blob(h plumbing.Hash) ([]byte, error) {
+	b, err := object.GetBlob(r.repo.Storer, h)
+	if err != nil {
+		return nil, err
+	}
+	rd, err := b.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	return io.ReadAll(rd)
+}
+
+// ReadFile returns one file at a commit; ok is false when it does not exist.
+func (r *Repo) ReadFile(commit, file string) (content []byte, ok bool, err error) {
+	root, err := r.rootTree(commit)
+	if err != nil || root == nil {
+		return nil, false, err
+	}
+	entry, err := root.FindEntry(file)
+	if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("find %s: %w", file, err)
+	}
+	if entry.Mode == filemode.Dir || entry.Mode == filemode.Submodule {
+		return nil, false, nil
+	}
+	content, err = r.blob(entry.Hash)
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s: %w", file, err)
+	}
+	return content, true, nil
+}
+
+// ChangedPaths lists the files below dir that differ between two commits, relative to dir.
+// Subtrees with equal hashes are skipped, so the cost follows the size of the change.
+func (r *Repo) ChangedPaths(from, to, dir string) ([]string, error) {
+	fromRoot, err := r.rootTree(from)
+	if err != nil {
+		return nil, err
+	}
+	toRoot, err := r.rootTree(to)
+	if err != nil {
+		return nil, err
+	}
+	a, err := r.subtree(fromRoot, dir)
+	if err != nil {
+		return nil, err
+	}
+	b, err := r.subtree(toRoot, dir)
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	if err := r.diffTrees(a, b, "", &changed); err != nil {
+		return nil, err
+	}
+	sort.Strings(changed)
+	return changed, nil
+}
+
+func (r *Repo) diffTrees(a, b *object.Tree, prefix string, out *[]string) error {
+	if a != nil && b != nil && a.Hash == b.Hash {
+		return nil
+	}
+	entries := map[string][2]*object.TreeEntry{}
+	for _, side := range []struct {
+		t *object.Tree
+		i int
+	}{{a, 0}, {b, 1}} {
+		if side.t == nil {
+			continue
+		}
+		for i := range side.t.Entries {
+			e := &side.t.Entries[i]
+			pair := entries[e.Name]
+			pair[side.i] = e
+			entries[e.Name] = pair
+		}
+	}
+	for name, pair := range entries {
+		if pair[0] != nil && pair[1] != nil && pair[0].Hash == pair[1].Hash && pair[0].Mode == pair[1].Mode {
+			continue
+		}
+		full := path.Join(prefix, name)
+		subA, err := r.entryTree(pair[0])
+		if err != nil {
+			return err
+		}
+		subB, err := r.entryTree(pair[1])
+		if err != nil {
+			return err
+		}
+		if subA != nil || subB != nil {
+			if err := r.diffTrees(subA, subB, full, out); err != nil {
+				return err
+			}
+		}
+		if isFileEntry(pair[0]) || isFileEntry(pair[1]) {
+			*out = append(*out, full)
+		}
+	}
+	return nil
+}
+
+func isFileEntry(e *object.TreeEntry) bool { return e != nil && e.Mode != filemode.Dir }
+
+func (r *Repo) entryTree(e *object.TreeEntry) (*object.Tree, error) {
+	if e == nil || e.Mode != filemode.Dir {
+		return nil, nil
+	}
+	t, err := object.GetTree(r.repo.Storer, e.Hash)
+	if err != nil {
+		return nil, fmt.Errorf("read tree %s: %w", e.Name, err)
+	}
+	return t, nil
+}

@@ -1,0 +1,209 @@
+package gitrepo
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v6/plumbing"
+	"github.com/go-git/go-git/v6/plumbing/filemode"
+	"github.com/go-git/go-git/v6/plumbing/object"
+)
+
+// Change sets one file of the tree to Content, or removes it when Delete is set.
+type Change struct {
+	Path    string
+	Content []byte
+	Delete  bool
+}
+
+// Signature is a Git identity with a time.
+type Signature struct {
+	Name, Email string
+	When        time.Time
+}
+
+// CommitSpec describes a commit to build.
+type CommitSpec struct {
+	Author, Committer Signature
+	Message           string
+}
+
+// ErrNothingToCommit is returned when the changes leave the tree as it was.
+var ErrNothingToCommit = errors.New("the changes leave the tree unchanged")
+
+// Commit builds a commit on parent ("" for the first commit of a branch) with the changes
+// applied to parent's tree, and returns its ID. Only the trees on the changed paths are
+// rewritten. It returns ErrNothingToCommit when the tree would not change.
+func (r *Repo) Commit(parent string, changes []Change, spec CommitSpec) (string, error) {
+	root, err := r.rootTree(parent)
+	if err != nil {
+		return "", err
+	}
+	var base plumbing.Hash
+	if root != nil {
+		base = root.Hash
+	}
+	edits := map[string]*Change{}
+	for i := range changes {
+		c := &changes[i]
+		if err := checkPath(c.Path); err != nil {
+			return "", err
+		}
+		edits[c.Path] = c
+	}
+	tree, err := r.editTree(base, edits)
+	if err != nil {
+		return "", err
+	}
+	if tree == base && parent != "" {
+		return "", ErrNothingToCommit
+	}
+	if tree.IsZero() {
+		if tree, err = r.writeTree(nil); err != nil {
+			return "", err
+		}
+	}
+	c := &object.Commit{
+		Author:    object.Signature(spec.Author),
+		Committer: object.Signature(spec.Committer),
+		Message:   spec.Message,
+		TreeHash:  tree,
+	}
+	if parent != "" {
+		c.ParentHashes = []plumbing.Hash{plumbing.NewHash(parent)}
+	}
+	obj := r.repo.Storer.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return "", fmt.Errorf("encode commit: %w", err)
+	}
+	h, err := r.repo.Storer.SetEncodedObject(obj)
+	if err != nil {
+		return "", fmt.Errorf("store commit: %w", err)
+	}
+	return h.String(), nil
+}
+
+func checkPath(p string) error {
+	if p == "" || strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") {
+		return fmt.Errorf("path %q is not a clean relative file path", p)
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "" || seg == "." || seg == ".." || seg == ".git" {
+			return fmt.Errorf("path %q has a forbidden segment %q", p, seg)
+		}
+	}
+	return nil
+}
+
+// editTree applies edits (keyed by path relative to this tree) to the tree base (zero for
+// none) and returns the new tree's hash; zero means the tree became empty.
+func (r *Repo) editTree(base plumbing.Hash, edits map[string]*Change) (plumbing.Hash, error) {
+	entries := map[string]object.TreeEntry{}
+	if !base.IsZero() {
+		t, err := object.GetTree(r.repo.Storer, base)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("read tree %s: %w", base, err)
+		}
+		for _, e := range t.Entries {
+			entries[e.Name] = e
+		}
+	}
+	sub := map[string]map[string]*Change{}
+	for p, c := range edits {
+		head, rest, nested := strings.Cut(p, "/")
+		if !nested {
+			if err := r.editEntry(entries, head, c); err != nil {
+				return plumbing.ZeroHash, err
+			}
+			continue
+		}
+		if sub[head] == nil {
+			sub[head] = map[string]*Change{}
+		}
+		sub[head][rest] = c
+	}
+	for dir, childEdits := range sub {
+		var childBase plumbing.Hash
+		if e, ok := entries[dir]; ok && e.Mode == filemode.Dir {
+			childBase = e.Hash
+		} else if ok && !allDeletes(childEdits) {
+			return plumbing.ZeroHash, fmt.Errorf("cannot write below %s: it is a file", dir)
+		}
+		h, err := r.editTree(childBase, childEdits)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if h.IsZero() {
+			if e, ok := entries[dir]; ok && e.Mode == filemode.Dir {
+				delete(entries, dir)
+			}
+			continue
+		}
+		entries[dir] = object.TreeEntry{Name: dir, Mode: filemode.Dir, Hash: h}
+	}
+	if len(entries) == 0 {
+		return plumbing.ZeroHash, nil
+	}
+	list := make([]object.TreeEntry, 0, len(entries))
+	for _, e := range entries {
+		list = append(list, e)
+	}
+	return r.writeTree(list)
+}
+
+func allDeletes(edits map[string]*Change) bool {
+	for _, c := range edits {
+		if !c.Delete {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Repo) editEntry(entries map[string]object.TreeEntry, name string, c *Change) error {
+	if c.Delete {
+		if e, ok := entries[name]; ok && e.Mode != filemode.Dir {
+			delete(entries, name)
+		}
+		return nil
+	}
+	if e, ok := entries[name]; ok && e.Mode == filemode.Dir {
+		return fmt.Errorf("cannot write file %s: a folder has that name", c.Path)
+	}
+	obj := r.repo.Storer.NewEncodedObject()
+	obj.SetType(plumbing.BlobObject)
+	w, err := obj.Writer()
+	if err != nil {
+		return fmt.Errorf("write %s: %w", c.Path, err)
+	}
+	if _, err := w.Write(c.Content); err != nil {
+		_ = w.Close()
+		return fmt.Errorf("write %s: %w", c.Path, err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", c.Path, err)
+	}
+	h, err := r.repo.Storer.SetEncodedObject(obj)
+	if err != nil {
+		return fmt.Errorf("store %s: %w", c.Path, err)
+	}
+	entries[name] = object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h}
+	return nil
+}
+
+func (r *Repo) writeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
+	sort.Sort(object.TreeEntrySorter(entries))
+	t := &object.Tree{Entries: entries}
+	obj := r.repo.Storer.NewEncodedObject()
+	if err := t.Encode(obj); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("encode tree: %w", err)
+	}
+	h, err := r.repo.Storer.SetEncodedObject(obj)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("store tree: %w", err)
+	}
+	return h, nil
+}
