@@ -26,6 +26,8 @@ type HTTPFrontend struct {
 	auth   HTTPAuth
 	base   string
 	down   atomic.Bool
+	// requests counts every request that reached the front end, refused or not.
+	requests atomic.Int64
 }
 
 // ServeHTTP starts a smart HTTP front end on a loopback port, stopped when the test ends.
@@ -61,11 +63,15 @@ func (f *HTTPFrontend) URL(repo string) string {
 	return f.base + "/" + strings.TrimPrefix(repo, "/")
 }
 
+// Requests returns how many requests reached the front end, including refused ones.
+func (f *HTTPFrontend) Requests() int { return int(f.requests.Load()) }
+
 // SetDown makes the front end answer 503 to every request (down=true) or serve again.
 func (f *HTTPFrontend) SetDown(down bool) { f.down.Store(down) }
 
 func (f *HTTPFrontend) handler(backend http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.requests.Add(1)
 		if f.down.Load() {
 			http.Error(w, "git server unavailable", http.StatusServiceUnavailable)
 			return

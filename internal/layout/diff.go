@@ -1,0 +1,158 @@
+package layout
+
+import "strings"
+
+// maxDiffCells bounds the work of one line diff (rows times columns of the
+// table); larger inputs are not patched and get a plain re-render.
+const maxDiffCells = 4 << 20
+
+// hunk replaces from[i1:i2] with to[j1:j2].
+type hunk struct{ i1, i2, j1, j2 int }
+
+// patchLines carries the change from -> to over to target, a differently
+// formatted text of the same document as from. Lines of target that from
+// matches and that the change does not touch keep their exact text. ok is false
+// when the texts are too large to compare.
+func patchLines(target, from, to []string) (string, bool) {
+	inTarget, ok := matchLines(from, target)
+	if !ok {
+		return "", false
+	}
+	inTo, ok := matchLines(from, to)
+	if !ok {
+		return "", false
+	}
+	hunks := widen(hunksOf(inTo, len(to)), inTarget)
+
+	var b strings.Builder
+	next := 0 // next line of target to copy
+	for _, h := range hunks {
+		lo := 0
+		if h.i1 > 0 {
+			lo = inTarget[h.i1-1] + 1
+		}
+		hi := len(target)
+		if h.i2 < len(from) {
+			hi = inTarget[h.i2]
+		}
+		if lo < next || hi < lo {
+			return "", false
+		}
+		b.WriteString(strings.Join(target[next:lo], ""))
+		b.WriteString(strings.Join(to[h.j1:h.j2], ""))
+		next = hi
+	}
+	b.WriteString(strings.Join(target[next:], ""))
+	return b.String(), true
+}
+
+// hunksOf lists the changes between a and b given, for every line of a, the
+// line of b it matches (-1 for none). Matches must increase.
+func hunksOf(match []int, lenB int) []hunk {
+	var hs []hunk
+	i, j := 0, 0
+	for i < len(match) || j < lenB {
+		if i < len(match) && match[i] == j {
+			i++
+			j++
+			continue
+		}
+		h := hunk{i1: i, j1: j}
+		for i < len(match) && match[i] < 0 {
+			i++
+		}
+		end := lenB
+		if i < len(match) {
+			end = match[i]
+		}
+		j = end
+		h.i2, h.j2 = i, j
+		hs = append(hs, h)
+	}
+	return hs
+}
+
+// widen grows each hunk over neighbouring lines of from that have no match in
+// target, since those lines can only be replaced, not located. Hunks that come
+// to touch are merged. Between hunks from and to lines correspond one to one,
+// so both sides grow by the same amount.
+func widen(hs []hunk, inTarget []int) []hunk {
+	var out []hunk
+	for k, h := range hs {
+		for h.i1 > 0 && inTarget[h.i1-1] < 0 && (len(out) == 0 || out[len(out)-1].i2 < h.i1) {
+			h.i1--
+			h.j1--
+		}
+		limit := len(inTarget)
+		if k+1 < len(hs) {
+			limit = hs[k+1].i1
+		}
+		for h.i2 < limit && inTarget[h.i2] < 0 {
+			h.i2++
+			h.j2++
+		}
+		if n := len(out); n > 0 && out[n-1].i2 >= h.i1 {
+			out[n-1].i2, out[n-1].j2 = h.i2, h.j2
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// matchLines pairs lines of a with equal lines of b along a longest common
+// subsequence. It returns, for each line of a, the index of its partner in b
+// or -1. ok is false when the inputs are too large.
+func matchLines(a, b []string) ([]int, bool) {
+	match := make([]int, len(a))
+	for i := range match {
+		match[i] = -1
+	}
+	// Common prefix and suffix need no table.
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		match[pre] = pre
+		pre++
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		match[len(a)-1-suf] = len(b) - 1 - suf
+		suf++
+	}
+	ma, mb := a[pre:len(a)-suf], b[pre:len(b)-suf]
+	n, m := len(ma), len(mb)
+	if n == 0 || m == 0 {
+		return match, true
+	}
+	if (n+1)*(m+1) > maxDiffCells {
+		return nil, false
+	}
+	// lcs[i*(m+1)+j] is the length of the longest common subsequence of ma[i:] and mb[j:].
+	w := m + 1
+	lcs := make([]int32, (n+1)*w)
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			switch {
+			case ma[i] == mb[j]:
+				lcs[i*w+j] = lcs[(i+1)*w+j+1] + 1
+			case lcs[(i+1)*w+j] >= lcs[i*w+j+1]:
+				lcs[i*w+j] = lcs[(i+1)*w+j]
+			default:
+				lcs[i*w+j] = lcs[i*w+j+1]
+			}
+		}
+	}
+	for i, j := 0, 0; i < n && j < m; {
+		switch {
+		case ma[i] == mb[j]:
+			match[pre+i] = pre + j
+			i++
+			j++
+		case lcs[(i+1)*w+j] >= lcs[i*w+j+1]:
+			i++
+		default:
+			j++
+		}
+	}
+	return match, true
+}

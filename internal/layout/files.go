@@ -1,0 +1,105 @@
+package layout
+
+import (
+	"path"
+	"strings"
+)
+
+// FileMode is the Git mode of a file in the folder.
+type FileMode int
+
+const (
+	// ModeRegular is a plain file.
+	ModeRegular FileMode = iota
+	// ModeExecutable is a plain file with the executable bit.
+	ModeExecutable
+	// ModeSymlink is a symbolic link.
+	ModeSymlink
+	// ModeSubmodule is a Git submodule (gitlink).
+	ModeSubmodule
+)
+
+// File is one file of the target folder as given to BuildIndex.
+type File struct {
+	// Path is relative to the target folder.
+	Path string
+	// Content is the file's bytes.
+	Content []byte
+	// Mode is the file's Git mode.
+	Mode FileMode
+}
+
+// FileEdit is a change to one file of the folder. Content nil means delete the file.
+type FileEdit struct {
+	// Path is relative to the target folder.
+	Path string
+	// Content is the new content of the file; nil deletes it.
+	Content []byte
+}
+
+// ReadFile returns the current content of a file of the folder (ok=false when absent).
+type ReadFile func(path string) (content []byte, ok bool, err error)
+
+// fileClass says how the index treats a file, judged by its name.
+type fileClass int
+
+const (
+	classForeign       fileClass = iota // not understood: refuses the folder
+	classIgnored                        // accepted and not indexed (README.md, LICENSE, .sops.yaml, ...)
+	classKustomization                  // a kustomize build file
+	classObjects                        // a YAML file of Kubernetes objects
+)
+
+// sopsConfigName is the file name of the SOPS configuration.
+const sopsConfigName = ".sops.yaml"
+
+// isKustomizationName reports whether kustomize reads a file of this name as a build file.
+func isKustomizationName(base string) bool {
+	switch base {
+	case "kustomization.yaml", "kustomization.yml", "Kustomization":
+		return true
+	}
+	return false
+}
+
+func isYAMLName(base string) bool {
+	ext := strings.ToLower(path.Ext(base))
+	return ext == ".yaml" || ext == ".yml"
+}
+
+// classify judges a file by its relative path.
+func classify(p string) fileClass {
+	base := path.Base(p)
+	lower := strings.ToLower(base)
+	switch {
+	case isKustomizationName(base):
+		return classKustomization
+	case base == sopsConfigName:
+		return classIgnored
+	case isYAMLName(base):
+		return classObjects
+	case strings.HasSuffix(lower, ".md"),
+		strings.HasPrefix(lower, "license"),
+		strings.HasPrefix(lower, "copying"),
+		strings.HasPrefix(lower, "notice"),
+		base == ".gitignore", base == ".gitattributes", base == ".gitkeep":
+		return classIgnored
+	}
+	return classForeign
+}
+
+// validRelPath reports whether p is a clean, slash-separated path inside the folder.
+func validRelPath(p string) bool {
+	if p == "" || p == "." || strings.HasPrefix(p, "/") || strings.Contains(p, "\\") {
+		return false
+	}
+	if path.Clean(p) != p {
+		return false
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." {
+			return false
+		}
+	}
+	return true
+}

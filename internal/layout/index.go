@@ -1,0 +1,185 @@
+package layout
+
+import (
+	"fmt"
+	"path"
+	"sort"
+)
+
+// Location of a document: file path and index of the document within the file
+// (0-based, counting only object documents).
+type Location struct {
+	// Path is the file, relative to the folder.
+	Path string
+	// Doc is the position of the document among the file's object documents.
+	Doc int
+}
+
+// Index maps the identities of the folder's object documents to where they
+// live, and records the folder's kustomization files.
+type Index struct {
+	locations      map[Identity]Location
+	files          map[string][]Identity // object documents of each file, in order
+	kustomizations map[string]bool
+}
+
+// fileEntry is what one file contributes to the index.
+type fileEntry struct {
+	ids           []Identity
+	kustomization bool
+}
+
+// BuildIndex indexes every file under the target folder. It refuses the folder
+// with an *UnsupportedContentError when a file cannot be understood.
+func BuildIndex(files []File) (*Index, error) {
+	sorted := make([]File, len(files))
+	copy(sorted, files)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
+
+	ix := &Index{
+		locations:      map[Identity]Location{},
+		files:          map[string][]Identity{},
+		kustomizations: map[string]bool{},
+	}
+	for _, f := range sorted {
+		if err := checkMode(f); err != nil {
+			return nil, err
+		}
+		if err := ix.Update(f.Path, nonNil(f.Content)); err != nil {
+			return nil, err
+		}
+	}
+	return ix, nil
+}
+
+// Update re-indexes one file after it changed; content nil means the file was
+// removed. When the new content cannot be understood the index is left as it
+// was and an *UnsupportedContentError is returned.
+func (ix *Index) Update(p string, content []byte) error {
+	if !validRelPath(p) {
+		return fmt.Errorf("index %q: not a clean relative path inside the folder", p)
+	}
+	if content == nil {
+		ix.remove(p)
+		return nil
+	}
+	entry, err := indexEntry(p, content)
+	if err != nil {
+		return asUnsupported(p, err)
+	}
+	for i, id := range entry.ids {
+		if other, ok := ix.locations[id]; ok && other.Path != p {
+			return &UnsupportedContentError{Path: p, Reason: fmt.Sprintf(
+				"%s is also defined in %s; keep only one of the two documents", id, other.Path)}
+		}
+		for _, prev := range entry.ids[:i] {
+			if prev == id {
+				return &UnsupportedContentError{Path: p, Reason: fmt.Sprintf(
+					"%s is defined twice in this file; keep only one of the two documents", id)}
+			}
+		}
+	}
+	ix.remove(p)
+	if entry.kustomization {
+		ix.kustomizations[p] = true
+	}
+	if len(entry.ids) > 0 {
+		ix.files[p] = entry.ids
+		for i, id := range entry.ids {
+			ix.locations[id] = Location{Path: p, Doc: i}
+		}
+	}
+	return nil
+}
+
+// Lookup returns where the document of id lives.
+func (ix *Index) Lookup(id Identity) (Location, bool) {
+	loc, ok := ix.locations[id]
+	return loc, ok
+}
+
+// Identities returns every indexed identity, sorted by String().
+func (ix *Index) Identities() []Identity {
+	ids := make([]Identity, 0, len(ix.locations))
+	for id := range ix.locations {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i].String() < ids[j].String() })
+	return ids
+}
+
+// Len returns the number of indexed object documents.
+func (ix *Index) Len() int { return len(ix.locations) }
+
+// kustomizationPaths returns the folder's kustomization files, sorted.
+func (ix *Index) kustomizationPaths() []string {
+	ps := make([]string, 0, len(ix.kustomizations))
+	for p := range ix.kustomizations {
+		ps = append(ps, p)
+	}
+	sort.Strings(ps)
+	return ps
+}
+
+// kustomizationsIn returns the kustomization files of directory dir, sorted.
+func (ix *Index) kustomizationsIn(dir string) []string {
+	var ps []string
+	for _, p := range ix.kustomizationPaths() {
+		if path.Dir(p) == dir {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+func (ix *Index) remove(p string) {
+	for _, id := range ix.files[p] {
+		if loc, ok := ix.locations[id]; ok && loc.Path == p {
+			delete(ix.locations, id)
+		}
+	}
+	delete(ix.files, p)
+	delete(ix.kustomizations, p)
+}
+
+// checkMode refuses links and submodules.
+func checkMode(f File) error {
+	switch f.Mode {
+	case ModeSymlink:
+		return &UnsupportedContentError{Path: f.Path, Reason: "is a symbolic link; replace it with a regular file or remove it"}
+	case ModeSubmodule:
+		return &UnsupportedContentError{Path: f.Path, Reason: "is a Git submodule; remove it from the folder"}
+	}
+	return nil
+}
+
+// indexEntry reads what one file contributes to the index.
+func indexEntry(p string, content []byte) (fileEntry, error) {
+	switch classify(p) {
+	case classIgnored:
+		return fileEntry{}, nil
+	case classKustomization:
+		if err := checkKustomization(content); err != nil {
+			return fileEntry{}, err
+		}
+		return fileEntry{kustomization: true}, nil
+	case classObjects:
+		pf, err := parseObjects(content)
+		if err != nil {
+			return fileEntry{}, err
+		}
+		ids := make([]Identity, len(pf.docs))
+		for i, d := range pf.docs {
+			ids[i] = d.id
+		}
+		return fileEntry{ids: ids}, nil
+	}
+	return fileEntry{}, problemf("not a YAML file; remove it or move it out of the folder")
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}

@@ -1,0 +1,188 @@
+package layout
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Upsert writes doc (ONE YAML document of a Kubernetes object: apiVersion,
+// kind, metadata.name, optional metadata.namespace, ...) into the folder.
+//
+// An existing document of the same identity is edited where it lives;
+// a new one is placed by the placement ladder (see Placement). Upsert does not
+// change ix: the caller applies the edits and then calls ix.Update for each.
+// Returns nil edits when the document already holds exactly this content (no-op).
+func Upsert(ix *Index, read ReadFile, t TypeInfo, doc []byte, p Placement) ([]FileEdit, error) {
+	d, err := parseSingle(doc)
+	if err != nil {
+		return nil, fmt.Errorf("upsert: %w", err)
+	}
+	if err := checkSafeIdentity(d.id); err != nil {
+		return nil, fmt.Errorf("upsert: %w", err)
+	}
+	if err := checkType(t, d.id); err != nil {
+		return nil, fmt.Errorf("upsert %s: %w", d.id, err)
+	}
+	if loc, ok := ix.Lookup(d.id); ok {
+		return editInPlace(read, loc, d)
+	}
+	return placeDocument(ix, read, t, d, p)
+}
+
+// checkType makes sure the type describes the document.
+func checkType(t TypeInfo, id Identity) error {
+	switch {
+	case t.Group != id.Group || t.Kind != id.Kind:
+		return fmt.Errorf("type %s/%s does not match the document's %s/%s",
+			groupOrCore(t.Group), t.Kind, groupOrCore(id.Group), id.Kind)
+	case t.Resource == "" || t.Version == "":
+		return fmt.Errorf("type %s/%s lacks its version or resource", groupOrCore(t.Group), t.Kind)
+	case t.Namespaced && id.Namespace == "":
+		return fmt.Errorf("namespaced type without metadata.namespace")
+	case !t.Namespaced && id.Namespace != "":
+		return fmt.Errorf("cluster-scoped type with metadata.namespace %q", id.Namespace)
+	}
+	return nil
+}
+
+// readExisting reads a file the index says exists.
+func readExisting(read ReadFile, p string) ([]byte, error) {
+	content, ok, err := read(p)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", p, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("read %s: file is missing: %w", p, ErrStaleIndex)
+	}
+	return content, nil
+}
+
+// locate reads and parses the file of loc and returns it with the position of
+// id's document in it.
+func locate(read ReadFile, loc Location, id Identity) (*parsedFile, objectDoc, error) {
+	content, err := readExisting(read, loc.Path)
+	if err != nil {
+		return nil, objectDoc{}, err
+	}
+	pf, err := parseObjects(content)
+	if err != nil {
+		return nil, objectDoc{}, fmt.Errorf("edit %s: %w", loc.Path, asUnsupported(loc.Path, err))
+	}
+	if loc.Doc < 0 || loc.Doc >= len(pf.docs) || pf.docs[loc.Doc].id != id {
+		return nil, objectDoc{}, fmt.Errorf("edit %s: %s is not document %d: %w", loc.Path, id, loc.Doc, ErrStaleIndex)
+	}
+	return pf, pf.docs[loc.Doc], nil
+}
+
+// editInPlace rewrites the document of d.id where the index says it is.
+func editInPlace(read ReadFile, loc Location, d objectDoc) ([]FileEdit, error) {
+	pf, old, err := locate(read, loc, d.id)
+	if err != nil {
+		return nil, err
+	}
+	if sameNodeMeaning(old.node, d.node) {
+		return nil, nil
+	}
+	seg := &pf.text.segs[old.seg]
+	body, err := rewriteDocument(seg.body, func(root *yaml.Node) error {
+		mergeInto(root, d.node)
+		return nil
+	})
+	if err == nil && !bodyHolds(body, d.node) {
+		// The merge did not produce the new document: write it afresh.
+		body, err = rewriteDocument(seg.body, func(root *yaml.Node) error {
+			*root = *d.node
+			return nil
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("edit %s: %w", loc.Path, err)
+	}
+	if !bodyHolds(body, d.node) {
+		return nil, fmt.Errorf("edit %s: rendering %s changed its content", loc.Path, d.id)
+	}
+	if body == seg.body {
+		return nil, nil
+	}
+	seg.body = body
+	return []FileEdit{{Path: loc.Path, Content: pf.text.join()}}, nil
+}
+
+// bodyHolds reports whether a segment body holds exactly the document want.
+func bodyHolds(body string, want *yaml.Node) bool {
+	n, err := parseDocument(body)
+	return err == nil && n != nil && sameNodeMeaning(n, want)
+}
+
+// placeDocument writes a document that is not in the folder yet.
+func placeDocument(ix *Index, read ReadFile, t TypeInfo, d objectDoc, p Placement) ([]FileEdit, error) {
+	at, err := choosePath(ix, t, d.id, p)
+	if err != nil {
+		return nil, err
+	}
+	rendered, err := renderNode(d.node, true)
+	if err != nil {
+		return nil, fmt.Errorf("render %s: %w", d.id, err)
+	}
+	content, exists, err := read(at.path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", at.path, err)
+	}
+	out := []byte(rendered)
+	if exists {
+		pf, err := parseObjects(content)
+		if err != nil {
+			return nil, fmt.Errorf("place %s in %s: %w", d.id, at.path, asUnsupported(at.path, err))
+		}
+		for _, other := range pf.docs {
+			if other.id == d.id {
+				return nil, fmt.Errorf("place %s in %s: the file holds it already: %w", d.id, at.path, ErrStaleIndex)
+			}
+			if isCoreSecret(d.id) || isCoreSecret(other.id) {
+				return nil, fmt.Errorf("place %s in %s next to %s: %w", d.id, at.path, other.id, ErrSecretSharedFile)
+			}
+		}
+		out = appendDocument(content, rendered)
+	}
+	edits := []FileEdit{{Path: at.path, Content: out}}
+	if at.kustomization != "" {
+		kc, err := readExisting(read, at.kustomization)
+		if err != nil {
+			return nil, err
+		}
+		updated, changed, err := addResource(kc, path.Base(at.path))
+		if err != nil {
+			return nil, fmt.Errorf("edit %s: %w", at.kustomization, asUnsupported(at.kustomization, err))
+		}
+		if changed {
+			edits = append(edits, FileEdit{Path: at.kustomization, Content: updated})
+		}
+	}
+	return edits, nil
+}
+
+// appendDocument adds a rendered document at the end of a file, after a
+// separator line, keeping the existing bytes and line endings.
+func appendDocument(content []byte, doc string) []byte {
+	s := string(content)
+	if strings.TrimSpace(strings.TrimPrefix(s, utf8BOM)) == "" {
+		return []byte(doc)
+	}
+	eol := "\n"
+	if i := strings.IndexByte(s, '\n'); i > 0 && s[i-1] == '\r' {
+		eol = "\r\n"
+		doc = strings.ReplaceAll(doc, "\n", "\r\n")
+	}
+	if !strings.HasSuffix(s, "\n") {
+		s += eol
+	}
+	text := splitDocuments(s)
+	// A file that ends in a separator line already opens the new document.
+	if last := text.segs[len(text.segs)-1]; last.sep == "" || last.body != "" {
+		s += "---" + eol
+	}
+	return []byte(s + doc)
+}

@@ -1,0 +1,153 @@
+package worker
+
+import (
+	"context"
+	"time"
+)
+
+// handle applies one message to the state.
+func (s *branchState) handle(m any, now time.Time) {
+	switch m := m.(type) {
+	case eventMsg:
+		s.addEvent(m.ev, now)
+	case snapshotMsg:
+		s.closeWindow(closeResync)
+		snap := m.snap
+		s.closed = append(s.closed, &batch{target: snap.Target, author: s.cfg.Committer, snapshot: &snap, reason: closeResync})
+	case targetMsg:
+		s.setTarget(m.cfg, m.remove)
+	case saveMsg:
+		s.save(m)
+	case statusMsg:
+		m.reply <- s.status()
+	case probeMsg:
+		m.reply <- s.window == nil && len(s.closed) == 0
+	}
+}
+
+func (s *branchState) addEvent(ev Event, now time.Time) {
+	if s.window != nil && !s.window.accepts(ev) {
+		s.closeWindow(closeOtherAuthor)
+	}
+	if s.window == nil {
+		s.window = newWindow(ev, now)
+	} else {
+		s.window.add(ev, now)
+	}
+	switch {
+	case s.cfg.CommitWindow == 0:
+		s.closeWindow(closeZeroWindow)
+	case s.window.full(&s.cfg):
+		s.closeWindow(closeSizeCap)
+	}
+}
+
+func (s *branchState) closeWindow(reason closeReason) {
+	if s.window == nil {
+		return
+	}
+	b := s.window.batch
+	b.reason = reason
+	s.closed = append(s.closed, &b)
+	s.window = nil
+}
+
+// save closes the target's open window with the request's message.
+func (s *branchState) save(m saveMsg) {
+	if s.window == nil || s.window.target != m.target {
+		m.reply <- SaveResult{NoWindow: true}
+		return
+	}
+	s.window.message = m.message
+	s.window.waiters = append(s.window.waiters, m.reply)
+	s.closeWindow(closeSave)
+}
+
+func (s *branchState) setTarget(cfg TargetConfig, remove bool) {
+	if remove {
+		delete(s.targets, cfg.Name)
+		return
+	}
+	prefix := folderPrefix(cfg.Path)
+	if ts, ok := s.targets[cfg.Name]; ok && ts.prefix == prefix {
+		ts.cfg = cfg
+		return
+	}
+	s.targets[cfg.Name] = &targetState{cfg: cfg, prefix: prefix}
+}
+
+// tick does the work that is due: close a silent or old window, plan closed batches,
+// push pending writes once the cooldown and any backoff have passed.
+func (s *branchState) tick(ctx context.Context, now time.Time) {
+	if s.window != nil {
+		if at, reason := s.window.deadline(&s.cfg); !now.Before(at) {
+			s.closeWindow(reason)
+		}
+	}
+	s.planClosed(ctx, now)
+	if len(s.pending) == 0 || now.Before(s.nextPushAt()) {
+		return
+	}
+	if s.hasUnapplied() {
+		s.retryUnapplied(ctx, now)
+	}
+	s.push(ctx, now)
+}
+
+// nextWake is when tick has something to do next.
+func (s *branchState) nextWake(now time.Time) time.Time {
+	wake := now.Add(time.Hour)
+	if s.window != nil {
+		if at, _ := s.window.deadline(&s.cfg); at.Before(wake) {
+			wake = at
+		}
+	}
+	if len(s.closed) > 0 && s.retryAt.Before(wake) {
+		wake = s.retryAt
+	}
+	if len(s.pending) > 0 {
+		if at := s.nextPushAt(); at.Before(wake) {
+			wake = at
+		}
+	}
+	return wake
+}
+
+// shutdown commits the open window and tries one last push, bounded in time. What does
+// not make it is re-derived from the cluster's snapshot at the next start (G10).
+func (s *branchState) shutdown() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s.closeWindow(closeStop)
+	now := time.Now()
+	s.retryAt = time.Time{}
+	s.planClosed(ctx, now)
+	if len(s.pending) > 0 {
+		s.push(ctx, now)
+	}
+}
+
+func (s *branchState) status() Status {
+	st := Status{
+		Ready:        s.ready,
+		RemoteTip:    s.remoteTip,
+		PendingWrite: len(s.pending),
+		Refused:      map[string]string{},
+		Retained:     map[string]int{},
+		Pushes:       s.pushes,
+		Failures:     s.failures,
+		RetryAt:      s.retryAt,
+	}
+	if s.lastErr != nil {
+		st.LastError = s.lastErr.Error()
+	}
+	for name, ts := range s.targets {
+		if ts.refused != nil {
+			st.Refused[name] = ts.refused.Error()
+		}
+		for _, n := range ts.retained {
+			st.Retained[name] += n
+		}
+	}
+	return st
+}

@@ -1,0 +1,245 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
+	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+)
+
+// action is one decision of a plan. A replay applies exactly these, never a new picture
+// of the cluster (G3, G4).
+type action struct {
+	op    Op
+	typ   layout.TypeInfo
+	id    layout.Identity
+	doc   []byte
+	sweep bool // a delete found by a snapshot's sweep, not a DELETE event
+}
+
+// pendingWrite is a decided batch committed locally and not yet on the remote.
+type pendingWrite struct {
+	target  string
+	author  Author
+	message string
+	actions []action
+	// commit is the local commit holding the write; "" when, after a replay, the new tip
+	// already held everything it decided.
+	commit  string
+	// applied is false while the write could not be replayed on the current tip (its
+	// folder is refused); it stays pending and is tried again after the next fetch.
+	applied bool
+	waiters []chan SaveResult
+}
+
+// targetState is the worker's knowledge of one GitTarget writing its branch.
+type targetState struct {
+	cfg    TargetConfig
+	prefix string
+	// index maps identities to files at the local tip; nil means rebuild before use.
+	index *layout.Index
+	// refused is set while the folder holds content the writer cannot understand.
+	refused error
+	// retained counts documents kept by suppressed sweeps, per scope.
+	retained map[Scope]int
+}
+
+// ensureIndex builds the target's index at the local tip when it has none.
+func (s *branchState) ensureIndex(ts *targetState) error {
+	if ts.index != nil {
+		return nil
+	}
+	files, err := s.repo.ReadFiles(s.localTip, ts.prefix)
+	if err != nil {
+		return err
+	}
+	lf := make([]layout.File, len(files))
+	for i, f := range files {
+		lf[i] = layout.File{Path: f.Path, Content: f.Content, Mode: layout.FileMode(f.Mode)}
+	}
+	ix, err := layout.BuildIndex(lf)
+	if err != nil {
+		ts.refused = err
+		return err
+	}
+	ts.index, ts.refused = ix, nil
+	return nil
+}
+
+// applyAction runs one action through the layout and lays its edits over the view.
+func (s *branchState) applyAction(v *treeView, ts *targetState, a action) ([]layout.FileEdit, error) {
+	if ts.index == nil {
+		return nil, fmt.Errorf("%s %s: the folder index was dropped by an earlier failure in this batch", a.op, a.id)
+	}
+	var edits []layout.FileEdit
+	var err error
+	if a.op == OpDelete {
+		edits, err = layout.Delete(ts.index, v.read, a.id)
+	} else {
+		edits, err = layout.Upsert(ts.index, v.read, a.typ, a.doc, ts.cfg.Placement)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", a.op, a.id, err)
+	}
+	if err := v.apply(edits, ts.index); err != nil {
+		ts.index = nil // rebuilt from the tree on next use
+		return nil, fmt.Errorf("%s %s: %w", a.op, a.id, err)
+	}
+	return edits, nil
+}
+
+// decide plans a batch once, on the local tip, and commits it. It returns nil when the
+// batch changes nothing: such a write is neither committed nor pushed (G3).
+func (s *branchState) decide(b *batch) (*pendingWrite, error) {
+	ts := s.targets[b.target]
+	if ts == nil {
+		return nil, fmt.Errorf("GitTarget %s is not configured on this branch", b.target)
+	}
+	if err := s.ensureIndex(ts); err != nil {
+		return nil, fmt.Errorf("GitTarget %s: %w", b.target, err)
+	}
+	v := newTreeView(s.repo, s.localTip, ts.prefix)
+	var actions []action
+	var lines []changeLine
+	decideOne := func(a action) {
+		edits, err := s.applyAction(v, ts, a)
+		if err != nil {
+			s.noteError(fmt.Errorf("GitTarget %s: %w", b.target, err))
+			return
+		}
+		if len(edits) == 0 {
+			return // unchanged object: no action
+		}
+		actions = append(actions, a)
+		op := a.op.String()
+		if a.sweep {
+			op = "prune"
+		}
+		lines = append(lines, changeLine{Operation: op, Object: a.id.String(), Path: v.full(edits[0].Path)})
+	}
+	for _, ev := range b.events {
+		if ev.Op == OpDelete && !ts.cfg.Prune.deletesOnEvent() {
+			continue
+		}
+		decideOne(action{op: ev.Op, typ: ev.Type, id: ev.ID, doc: ev.Doc})
+	}
+	if b.snapshot != nil {
+		for _, a := range s.sweepActions(ts, b.snapshot) {
+			decideOne(a)
+		}
+	}
+	if len(actions) == 0 {
+		if len(v.order) > 0 {
+			ts.index = nil
+		}
+		return nil, nil
+	}
+	if err := s.bootstrap(v, ts); err != nil {
+		return nil, err
+	}
+	pw := &pendingWrite{target: b.target, author: b.author, actions: actions, waiters: b.waiters}
+	pw.message = s.messages.render(b, lines)
+	commit, err := s.commit(v, pw)
+	if err != nil {
+		ts.index = nil
+		return nil, err
+	}
+	if commit == "" {
+		return nil, nil
+	}
+	pw.commit, pw.applied = commit, true
+	return pw, nil
+}
+
+// sweepActions turns a snapshot into upserts of every listed object and, where the prune
+// mode allows, deletes of the scope's documents whose object is gone.
+func (s *branchState) sweepActions(ts *targetState, snap *Snapshot) []action {
+	var actions []action
+	listed := map[layout.Identity]bool{}
+	for _, obj := range snap.Objects {
+		listed[obj.ID] = true
+		actions = append(actions, action{op: OpUpsert, typ: snap.Type, id: obj.ID, doc: obj.Doc})
+	}
+	retained := 0
+	for _, id := range ts.index.Identities() {
+		if !snap.Scope.contains(id) || listed[id] {
+			continue
+		}
+		if !ts.cfg.Prune.deletesOnSweep() {
+			retained++
+			continue
+		}
+		actions = append(actions, action{op: OpDelete, typ: snap.Type, id: id, sweep: true})
+	}
+	if ts.retained == nil {
+		ts.retained = map[Scope]int{}
+	}
+	ts.retained[snap.Scope] = retained
+	return actions
+}
+
+// bootstrap adds the folder's README.md when it is missing (L5).
+func (s *branchState) bootstrap(v *treeView, ts *targetState) error {
+	edits, err := layout.Bootstrap(v.read)
+	if err != nil {
+		return fmt.Errorf("bootstrap %s: %w", ts.cfg.Name, err)
+	}
+	return v.apply(edits, nil)
+}
+
+// commit writes the view's edits as a commit on the local tip and advances the local tip.
+// It returns "" when the edits change nothing.
+func (s *branchState) commit(v *treeView, pw *pendingWrite) (string, error) {
+	now := time.Now()
+	author := pw.author
+	if author.Name == "" {
+		author = s.cfg.Committer
+	}
+	commit, err := s.repo.Commit(s.localTip, v.changes(), gitrepo.CommitSpec{
+		Author:    gitrepo.Signature{Name: author.Name, Email: author.Email, When: now},
+		Committer: gitrepo.Signature{Name: s.cfg.Committer.Name, Email: s.cfg.Committer.Email, When: now},
+		Message:   pw.message,
+	})
+	if errors.Is(err, gitrepo.ErrNothingToCommit) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("commit for %s: %w", pw.target, err)
+	}
+	s.localTip = commit
+	return commit, nil
+}
+
+// replay re-applies a pending write's decided actions on the local tip (G4). Deletes are
+// applied only while the target's prune mode still allows them; nothing is re-swept.
+func (s *branchState) replay(pw *pendingWrite) error {
+	pw.commit, pw.applied = "", false
+	ts := s.targets[pw.target]
+	if ts == nil {
+		return fmt.Errorf("GitTarget %s was removed; its pending write is discarded", pw.target)
+	}
+	if err := s.ensureIndex(ts); err != nil {
+		return fmt.Errorf("GitTarget %s: %w", pw.target, err)
+	}
+	v := newTreeView(s.repo, s.localTip, ts.prefix)
+	for _, a := range pw.actions {
+		if a.op == OpDelete && ((a.sweep && !ts.cfg.Prune.deletesOnSweep()) || !ts.cfg.Prune.deletesOnEvent()) {
+			continue
+		}
+		if _, err := s.applyAction(v, ts, a); err != nil {
+			s.noteError(fmt.Errorf("replay for %s: %w", pw.target, err))
+		}
+	}
+	if err := s.bootstrap(v, ts); err != nil {
+		return err
+	}
+	commit, err := s.commit(v, pw)
+	if err != nil {
+		ts.index = nil
+		return err
+	}
+	pw.commit, pw.applied = commit, true
+	return nil
+}

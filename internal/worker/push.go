@@ -1,0 +1,201 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
+)
+
+// ensureReady fetches the branch once before anything is planned on it.
+func (s *branchState) ensureReady(ctx context.Context, now time.Time) bool {
+	if s.ready {
+		return true
+	}
+	if now.Before(s.retryAt) {
+		return false
+	}
+	tip, err := s.repo.Fetch(ctx, s.cfg.Branch)
+	if err != nil {
+		s.backoff(now, err)
+		return false
+	}
+	s.recovered()
+	s.ready, s.remoteTip, s.localTip = true, tip, tip
+	return true
+}
+
+// planClosed decides every closed batch, in order.
+func (s *branchState) planClosed(ctx context.Context, now time.Time) {
+	if len(s.closed) == 0 || !s.ensureReady(ctx, now) {
+		return
+	}
+	for _, b := range s.closed {
+		pw, err := s.decide(b)
+		if err != nil {
+			s.noteError(err)
+			answer(b.waiters, SaveResult{Err: err})
+			continue
+		}
+		if pw == nil {
+			answer(b.waiters, SaveResult{})
+			continue
+		}
+		s.pending = append(s.pending, pw)
+	}
+	s.closed = nil
+}
+
+// push publishes the pending writes with compare-and-swap. When the remote moved it fetches,
+// replays the decided actions on the new tip and tries again, up to ReplayAttempts times;
+// then it backs off. Pending writes stay until the remote has them.
+func (s *branchState) push(ctx context.Context, now time.Time) {
+	for attempt := 0; attempt < s.cfg.ReplayAttempts; attempt++ {
+		if s.localTip == s.remoteTip {
+			s.settle(now)
+			return
+		}
+		err := s.repo.Push(ctx, s.cfg.Branch, s.remoteTip, s.localTip)
+		if err == nil {
+			s.remoteTip = s.localTip
+			s.settle(now)
+			return
+		}
+		var moved *gitrepo.RemoteMovedError
+		if !errors.As(err, &moved) {
+			s.backoff(now, err)
+			return
+		}
+		s.cfg.Log.Info("remote branch moved; replaying pending writes", "branch", s.cfg.Branch, "pending", len(s.pending))
+		tip, err := s.repo.Fetch(ctx, s.cfg.Branch)
+		if err != nil {
+			s.backoff(now, err)
+			return
+		}
+		if err := s.rebuildOn(tip); err != nil {
+			s.backoff(now, err)
+			return
+		}
+	}
+	s.backoff(now, fmt.Errorf("push %s: the remote kept moving during %d replays", s.cfg.Branch, s.cfg.ReplayAttempts))
+}
+
+// settle answers the waiters of pushed writes and clears them.
+func (s *branchState) settle(now time.Time) {
+	kept := s.pending[:0]
+	pushed := false
+	for _, pw := range s.pending {
+		if !pw.applied {
+			kept = append(kept, pw)
+			continue
+		}
+		sha := pw.commit
+		if sha == "" {
+			sha = s.remoteTip
+		}
+		pushed = pushed || pw.commit != ""
+		answer(pw.waiters, SaveResult{SHA: sha})
+	}
+	if pushed {
+		s.pushes++
+		s.lastPush = now
+	}
+	s.pending = kept
+	s.recovered()
+}
+
+// hasUnapplied reports pending writes that wait for their folder to be accepted again.
+func (s *branchState) hasUnapplied() bool {
+	for _, pw := range s.pending {
+		if !pw.applied {
+			return true
+		}
+	}
+	return false
+}
+
+// retryUnapplied fetches and replays, so that writes parked on a refused folder land once
+// the folder is fixed.
+func (s *branchState) retryUnapplied(ctx context.Context, now time.Time) {
+	tip, err := s.repo.Fetch(ctx, s.cfg.Branch)
+	if err != nil {
+		s.backoff(now, err)
+		return
+	}
+	if err := s.rebuildOn(tip); err != nil {
+		s.backoff(now, err)
+		return
+	}
+	if s.hasUnapplied() {
+		s.backoff(now, fmt.Errorf("pending writes wait for a refused folder to be fixed"))
+	}
+}
+
+// rebuildOn moves the local tip to a newly fetched remote tip and replays every pending
+// write on it. Indexes follow the files that differ between the old and new tip.
+func (s *branchState) rebuildOn(tip string) error {
+	changed, err := s.repo.ChangedPaths(s.localTip, tip, "")
+	if err != nil {
+		return err
+	}
+	for _, ts := range s.targets {
+		s.reindex(ts, tip, changed)
+	}
+	s.localTip, s.remoteTip = tip, tip
+	kept := s.pending[:0]
+	for _, pw := range s.pending {
+		if err := s.replay(pw); err != nil {
+			s.noteError(err)
+			if s.targets[pw.target] == nil {
+				answer(pw.waiters, SaveResult{Err: err})
+				continue
+			}
+		}
+		kept = append(kept, pw)
+	}
+	s.pending = kept
+	return nil
+}
+
+// reindex updates a target's index for the changed repository paths below its folder.
+func (s *branchState) reindex(ts *targetState, tip string, changed []string) {
+	if ts.index == nil {
+		return
+	}
+	for _, p := range changed {
+		rel, ok := relativeTo(ts.prefix, p)
+		if !ok {
+			continue
+		}
+		content, exists, err := s.repo.ReadFile(tip, p)
+		if err != nil {
+			ts.index = nil
+			return
+		}
+		if !exists {
+			content = nil
+		}
+		if err := ts.index.Update(rel, content); err != nil {
+			ts.index, ts.refused = nil, err
+			return
+		}
+	}
+}
+
+func relativeTo(prefix, p string) (string, bool) {
+	if prefix == "" {
+		return p, true
+	}
+	if len(p) > len(prefix) && p[:len(prefix)] == prefix && p[len(prefix)] == '/' {
+		return p[len(prefix)+1:], true
+	}
+	return "", false
+}
+
+func answer(waiters []chan SaveResult, r SaveResult) {
+	for _, w := range waiters {
+		w <- r // buffered, one answer each
+	}
+}

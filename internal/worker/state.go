@@ -1,0 +1,77 @@
+package worker
+
+import (
+	"time"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
+)
+
+// branchState is everything the worker knows about its branch. Only the loop goroutine
+// touches it; other goroutines send messages. Future apply state (apply windows, the flush
+// mark, the apply epoch of SPEC section 8) belongs here too.
+type branchState struct {
+	cfg      Config
+	repo     *gitrepo.Repo
+	messages *messages
+
+	// ready is set once the remote branch has been fetched: nothing is planned before.
+	ready bool
+	// remoteTip is the remote branch as last seen ("" when it does not exist yet).
+	remoteTip string
+	// localTip is remoteTip plus the commits of the pending writes.
+	localTip string
+
+	targets map[string]*targetState
+
+	// window is the one open commit window, or nil.
+	window *window
+	// closed holds closed windows and snapshots waiting to be planned, oldest first.
+	closed []*batch
+	// pending holds decided writes committed locally, oldest first.
+	pending []*pendingWrite
+
+	// lastPush is when the last push succeeded (for the cooldown).
+	lastPush time.Time
+	// retryAt is when a failed fetch or push may be tried again; failures counts them.
+	retryAt  time.Time
+	failures int
+	lastErr  error
+	pushes   int
+}
+
+// noteError records a failure for status; its text carries no credentials.
+func (s *branchState) noteError(err error) {
+	s.lastErr = err
+	s.cfg.Log.Error(err, "branch worker", "branch", s.cfg.Branch)
+}
+
+// backoff schedules the next attempt after a failure: exponential from RetryMin to
+// RetryMax; a permanent failure (refused credentials, unknown host key) waits the maximum
+// at once, so that a wrong password never becomes a retry storm.
+func (s *branchState) backoff(now time.Time, err error) {
+	s.failures++
+	delay := s.cfg.RetryMin << min(s.failures-1, 20)
+	if remote, ok := err.(*gitrepo.RemoteError); ok && remote.Permanent() {
+		delay = s.cfg.RetryMax
+	}
+	if delay > s.cfg.RetryMax || delay <= 0 {
+		delay = s.cfg.RetryMax
+	}
+	s.retryAt = now.Add(delay)
+	s.noteError(err)
+}
+
+func (s *branchState) recovered() {
+	s.failures = 0
+	s.retryAt = time.Time{}
+	s.lastErr = nil
+}
+
+// nextPushAt is when pending writes may be pushed: after the cooldown and any backoff.
+func (s *branchState) nextPushAt() time.Time {
+	at := s.lastPush.Add(s.cfg.PushCooldown)
+	if s.retryAt.After(at) {
+		at = s.retryAt
+	}
+	return at
+}

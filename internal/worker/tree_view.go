@@ -1,0 +1,72 @@
+package worker
+
+import (
+	"path"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
+	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+)
+
+// treeView reads one target folder at a base commit with the edits of the plan being made
+// laid over it, so that each decision sees the ones before it.
+type treeView struct {
+	repo   *gitrepo.Repo
+	base   string
+	prefix string // the folder in the repository; "" for the root
+	edits  map[string][]byte
+	order  []string // edited paths, first edit first
+}
+
+func newTreeView(repo *gitrepo.Repo, base, prefix string) *treeView {
+	return &treeView{repo: repo, base: base, prefix: prefix, edits: map[string][]byte{}}
+}
+
+// folderPrefix turns a GitTarget's spec.path into the repository folder ("" for ".").
+func folderPrefix(specPath string) string {
+	p := path.Clean(specPath)
+	if p == "." || p == "/" {
+		return ""
+	}
+	return p
+}
+
+func (v *treeView) full(rel string) string {
+	if v.prefix == "" {
+		return rel
+	}
+	return v.prefix + "/" + rel
+}
+
+// read implements layout.ReadFile.
+func (v *treeView) read(rel string) ([]byte, bool, error) {
+	if content, edited := v.edits[rel]; edited {
+		return content, content != nil, nil
+	}
+	return v.repo.ReadFile(v.base, v.full(rel))
+}
+
+// apply lays edits over the view and keeps the index in step with them.
+func (v *treeView) apply(edits []layout.FileEdit, ix *layout.Index) error {
+	for _, e := range edits {
+		if _, seen := v.edits[e.Path]; !seen {
+			v.order = append(v.order, e.Path)
+		}
+		v.edits[e.Path] = e.Content
+		if ix != nil {
+			if err := ix.Update(e.Path, e.Content); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// changes returns the edits as repository changes.
+func (v *treeView) changes() []gitrepo.Change {
+	out := make([]gitrepo.Change, 0, len(v.order))
+	for _, rel := range v.order {
+		content := v.edits[rel]
+		out = append(out, gitrepo.Change{Path: v.full(rel), Content: content, Delete: content == nil})
+	}
+	return out
+}

@@ -1,0 +1,176 @@
+package worker
+
+import (
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
+	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+)
+
+// Author is who made a change: the Kubernetes actor with attribution, else the committer.
+type Author struct {
+	Name, Email string
+}
+
+// Op is what an event asks for.
+type Op int
+
+const (
+	// OpUpsert writes the object's document.
+	OpUpsert Op = iota
+	// OpDelete removes the object's document (subject to the prune mode).
+	OpDelete
+)
+
+func (o Op) String() string {
+	if o == OpDelete {
+		return "delete"
+	}
+	return "upsert"
+}
+
+// Event is one desired-state change of one object for one GitTarget.
+type Event struct {
+	// Target is the GitTarget, as "namespace/name".
+	Target string
+	Author Author
+	Op     Op
+	Type   layout.TypeInfo
+	// ID names the object; for an upsert it must match Doc.
+	ID layout.Identity
+	// Doc is the sanitized YAML document (upserts only).
+	Doc []byte
+}
+
+// Scope is the part of a target a snapshot covers: one type, in one namespace or in all
+// namespaces (Namespace "").
+type Scope struct {
+	Group, Kind, Namespace string
+}
+
+// contains reports whether a document identity lies in the scope.
+func (s Scope) contains(id layout.Identity) bool {
+	return id.Group == s.Group && id.Kind == s.Kind && (s.Namespace == "" || s.Namespace == id.Namespace)
+}
+
+// Snapshot is a complete, consistent listing of a scope: every object in it is written and
+// documents of the scope whose object is not listed are swept (prune mode permitting).
+type Snapshot struct {
+	Target  string
+	Scope   Scope
+	Type    layout.TypeInfo
+	Objects []SnapshotObject
+}
+
+// SnapshotObject is one object of a snapshot.
+type SnapshotObject struct {
+	ID  layout.Identity
+	Doc []byte
+}
+
+// PruneMode says which deletions reach Git (mirrors the API's GitTarget spec.prune.mode).
+type PruneMode string
+
+// Prune modes.
+const (
+	PruneNever   PruneMode = "Never"
+	PruneOnEvent PruneMode = "OnEvent"
+	PruneAlways  PruneMode = "Always"
+)
+
+// deletesOnEvent reports whether a DELETE event removes a document.
+func (p PruneMode) deletesOnEvent() bool { return p == PruneOnEvent || p == PruneAlways || p == "" }
+
+// deletesOnSweep reports whether a snapshot sweep removes a document.
+func (p PruneMode) deletesOnSweep() bool { return p == PruneAlways }
+
+// TargetConfig is what the worker needs to know of one GitTarget writing its branch.
+type TargetConfig struct {
+	// Name is "namespace/name".
+	Name      string
+	Path      string // spec.path; "." is the repository root
+	Prune     PruneMode
+	Placement layout.Placement
+}
+
+// Config configures one branch worker.
+type Config struct {
+	URL         string
+	Branch      string
+	Credentials gitrepo.Credentials
+	// AllowedBranches are the GitProvider's globs; the worker refuses to start otherwise.
+	AllowedBranches []string
+	Committer       Author
+	// Templates of commit messages (Go text/template); empty means the defaults.
+	MessageTemplate, ResyncTemplate string
+
+	// CommitWindow is the silence that closes a window; 0 commits every event alone.
+	CommitWindow time.Duration
+	// MaxWindowAge closes a window that keeps receiving events (default 12×CommitWindow, at least 30s).
+	MaxWindowAge time.Duration
+	// MaxWindowBytes closes a window whose documents reach this size (default 8 MiB).
+	MaxWindowBytes int
+	// PushCooldown is the least time between two pushes (default 5s).
+	PushCooldown time.Duration
+	// RetryMin and RetryMax bound the backoff after a failed fetch or push (defaults 1s, 2m).
+	RetryMin, RetryMax time.Duration
+	// ReplayAttempts is how many times a push is rebuilt on a moved remote before backing off (default 3).
+	ReplayAttempts int
+
+	// Dir holds the local copy of the repository.
+	Dir string
+	Log logr.Logger
+}
+
+func (c *Config) applyDefaults() {
+	if c.MaxWindowAge == 0 {
+		c.MaxWindowAge = 12 * c.CommitWindow
+		if c.MaxWindowAge < 30*time.Second {
+			c.MaxWindowAge = 30 * time.Second
+		}
+	}
+	if c.MaxWindowBytes == 0 {
+		c.MaxWindowBytes = 8 << 20
+	}
+	if c.PushCooldown == 0 {
+		c.PushCooldown = 5 * time.Second
+	}
+	if c.RetryMin == 0 {
+		c.RetryMin = time.Second
+	}
+	if c.RetryMax == 0 {
+		c.RetryMax = 2 * time.Minute
+	}
+	if c.ReplayAttempts == 0 {
+		c.ReplayAttempts = 3
+	}
+	if c.Committer.Name == "" {
+		c.Committer = Author{Name: "GitOps Reverser", Email: "noreply@gitops-reverser.io"}
+	}
+}
+
+// SaveResult answers a Save (CommitRequest).
+type SaveResult struct {
+	// SHA is the commit holding the saved window as it exists on the remote after any
+	// replay; empty when there was nothing to save.
+	SHA string
+	// NoWindow is set when no open window of the target existed.
+	NoWindow bool
+	Err      error
+}
+
+// Status is a snapshot of the worker's state for status reporting.
+type Status struct {
+	Ready        bool   // the local copy has been fetched
+	RemoteTip    string // last known tip of the remote branch
+	PendingWrite int    // writes committed locally, not yet on the remote
+	LastError    string // last failure, credentials redacted; "" after a success
+	Refused      map[string]string
+	Retained     map[string]int // target -> documents kept by suppressed sweeps
+	Pushes       int            // successful pushes
+	// Failures counts consecutive failed fetches or pushes; RetryAt is the next attempt.
+	Failures int
+	RetryAt  time.Time
+}

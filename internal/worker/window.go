@@ -1,0 +1,67 @@
+package worker
+
+import "time"
+
+// closeReason says why a window closed (a metric label later).
+type closeReason string
+
+const (
+	closeSilence     closeReason = "silence"
+	closeMaxAge      closeReason = "max_age"
+	closeSizeCap     closeReason = "size_cap"
+	closeOtherAuthor closeReason = "other_author_or_target"
+	closeSave        closeReason = "save"
+	closeResync      closeReason = "resync"
+	closeZeroWindow  closeReason = "zero_window"
+	closeStop        closeReason = "stop"
+)
+
+// batch is a unit of work to plan: a closed commit window, or a snapshot (resync).
+type batch struct {
+	target string
+	author Author
+	events []Event
+	// snapshot is set for a resync batch.
+	snapshot *Snapshot
+	// message overrides the template (a CommitRequest's message).
+	message string
+	waiters []chan SaveResult
+	reason  closeReason
+}
+
+// window is the open commit window: events of one (author, target) that arrived with less
+// than CommitWindow of silence between them.
+type window struct {
+	batch
+	opened, last time.Time
+	bytes        int
+}
+
+func newWindow(ev Event, now time.Time) *window {
+	w := &window{batch: batch{target: ev.Target, author: ev.Author}, opened: now}
+	w.add(ev, now)
+	return w
+}
+
+func (w *window) accepts(ev Event) bool {
+	return w.target == ev.Target && w.author == ev.Author
+}
+
+func (w *window) add(ev Event, now time.Time) {
+	w.events = append(w.events, ev)
+	w.last = now
+	w.bytes += len(ev.Doc)
+}
+
+// deadline is when the window closes by itself: silence or maximum age, whichever first.
+func (w *window) deadline(cfg *Config) (time.Time, closeReason) {
+	silence := w.last.Add(cfg.CommitWindow)
+	maxAge := w.opened.Add(cfg.MaxWindowAge)
+	if maxAge.Before(silence) {
+		return maxAge, closeMaxAge
+	}
+	return silence, closeSilence
+}
+
+// full reports whether the window reached its size cap.
+func (w *window) full(cfg *Config) bool { return w.bytes >= cfg.MaxWindowBytes }

@@ -1,0 +1,164 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
+	"github.com/gitops-reverser/gitops-reverser/internal/ownership"
+)
+
+// Worker is the handle of one branch worker. Its methods send messages to the loop.
+type Worker struct {
+	inbox chan any
+	done  chan struct{}
+	state *branchState // touched only by run
+}
+
+// ErrStopped is returned by calls made after the worker stopped.
+var ErrStopped = errors.New("branch worker stopped")
+
+// messages to the loop
+type (
+	eventMsg    struct{ ev Event }
+	snapshotMsg struct{ snap Snapshot }
+	targetMsg   struct {
+		cfg    TargetConfig
+		remove bool
+	}
+	saveMsg struct {
+		target, message string
+		reply           chan SaveResult
+	}
+	statusMsg struct{ reply chan Status }
+	// probeMsg asks whether no window is open and nothing waits to be planned.
+	probeMsg struct{ reply chan bool }
+)
+
+// New prepares a worker: it checks the branch against the allowed globs and opens the
+// local copy. It does not touch the network; Run does.
+func New(cfg Config) (*Worker, error) {
+	cfg.applyDefaults()
+	if !ownership.BranchAllowed(cfg.AllowedBranches, cfg.Branch) {
+		return nil, fmt.Errorf("branch %q is not allowed: it matches none of the GitProvider's allowedBranches %q", cfg.Branch, cfg.AllowedBranches)
+	}
+	msgs, err := newMessages(cfg.MessageTemplate, cfg.ResyncTemplate)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := gitrepo.Open(cfg.Dir, cfg.URL, cfg.Credentials)
+	if err != nil {
+		return nil, err
+	}
+	return &Worker{
+		inbox: make(chan any, 1024),
+		done:  make(chan struct{}),
+		state: &branchState{cfg: cfg, repo: repo, messages: msgs, targets: map[string]*targetState{}},
+	}, nil
+}
+
+// Start creates a worker and runs its loop until ctx ends.
+func Start(ctx context.Context, cfg Config) (*Worker, error) {
+	w, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	go w.Run(ctx)
+	return w, nil
+}
+
+// Done is closed when the loop has stopped.
+func (w *Worker) Done() <-chan struct{} { return w.done }
+
+func (w *Worker) send(ctx context.Context, m any) error {
+	select {
+	case w.inbox <- m:
+		return nil
+	case <-w.done:
+		return ErrStopped
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Submit hands one event to the worker. It blocks while the inbox is full: events are
+// never dropped.
+func (w *Worker) Submit(ctx context.Context, ev Event) error { return w.send(ctx, eventMsg{ev}) }
+
+// Resync hands a snapshot of a scope to the worker.
+func (w *Worker) Resync(ctx context.Context, snap Snapshot) error {
+	return w.send(ctx, snapshotMsg{snap})
+}
+
+// SetTarget adds or updates a GitTarget writing this branch.
+func (w *Worker) SetTarget(ctx context.Context, cfg TargetConfig) error {
+	return w.send(ctx, targetMsg{cfg: cfg})
+}
+
+// RemoveTarget forgets a GitTarget.
+func (w *Worker) RemoveTarget(ctx context.Context, name string) error {
+	return w.send(ctx, targetMsg{cfg: TargetConfig{Name: name}, remove: true})
+}
+
+// Save closes the open window of target now, with message, and answers once the commit is
+// on the remote (a CommitRequest).
+func (w *Worker) Save(ctx context.Context, target, message string) (<-chan SaveResult, error) {
+	reply := make(chan SaveResult, 1)
+	if err := w.send(ctx, saveMsg{target: target, message: message, reply: reply}); err != nil {
+		return nil, err
+	}
+	return reply, nil
+}
+
+// Status returns a snapshot of the worker's state.
+func (w *Worker) Status(ctx context.Context) (Status, error) {
+	reply := make(chan Status, 1)
+	if err := w.send(ctx, statusMsg{reply}); err != nil {
+		return Status{}, err
+	}
+	select {
+	case st := <-reply:
+		return st, nil
+	case <-w.done:
+		return Status{}, ErrStopped
+	case <-ctx.Done():
+		return Status{}, ctx.Err()
+	}
+}
+
+// Run is the event loop. It returns when ctx ends, after a last attempt to commit and push
+// what is pending.
+func (w *Worker) Run(ctx context.Context) {
+	defer close(w.done)
+	s := w.state
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		now := time.Now()
+		s.tick(ctx, now)
+		resetTimer(timer, s.nextWake(now).Sub(now))
+		select {
+		case <-ctx.Done():
+			s.shutdown()
+			return
+		case m := <-w.inbox:
+			s.handle(m, time.Now())
+		case <-timer.C:
+		}
+	}
+}
+
+func resetTimer(t *time.Timer, d time.Duration) {
+	if !t.Stop() {
+		select {
+		case <-t.C:
+		default:
+		}
+	}
+	if d < 0 {
+		d = 0
+	}
+	t.Reset(d)
+}

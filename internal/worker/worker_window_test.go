@@ -1,0 +1,102 @@
+package worker
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBurstFromOneAuthorBecomesOneCommit(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.CommitWindow = 3 * time.Second })
+	for i := 0; i < 500; i++ {
+		r.submit(upsert("alice", "team-a", fmt.Sprintf("cm-%03d", i), "v"))
+	}
+	r.settled()
+	log := r.log()
+	if len(log) != 1 {
+		t.Fatalf("500 upserts from one author made %d commits, want 1: %v", len(log), subjects(log))
+	}
+	if log[0].Author != "alice <alice@example.com>" || !strings.HasPrefix(log[0].Subject, "alice on team/live: 500 resource(s)") {
+		t.Fatalf("commit = %+v", log[0])
+	}
+	files, _ := r.server.ListFiles(repoName, "main")
+	if len(files) != 501 { // 500 documents and the bootstrap README.md
+		t.Fatalf("%d files on the remote, want 501", len(files))
+	}
+}
+
+func TestInterleavedAuthorsGetSeparateCommitsInOrder(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.CommitWindow = 2 * time.Second })
+	r.submit(upsert("alice", "team-a", "a1", "1"))
+	r.submit(upsert("alice", "team-a", "a2", "1"))
+	r.submit(upsert("bob", "team-a", "b1", "1"))
+	r.submit(upsert("alice", "team-a", "a3", "1"))
+	r.settled()
+	var authors []string
+	log := r.log()
+	for i := len(log) - 1; i >= 0; i-- {
+		authors = append(authors, log[i].Author)
+	}
+	want := "alice <alice@example.com>,bob <bob@example.com>,alice <alice@example.com>"
+	if strings.Join(authors, ",") != want {
+		t.Fatalf("commit authors oldest first = %v, want %s", authors, want)
+	}
+}
+
+func TestZeroCommitWindowCommitsEveryEvent(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.CommitWindow = 0 })
+	for i := 0; i < 5; i++ {
+		r.submit(upsert("alice", "team-a", fmt.Sprintf("cm-%d", i), "v"))
+	}
+	r.settled()
+	if log := r.log(); len(log) != 5 {
+		t.Fatalf("5 events with commitWindow 0 made %d commits, want 5: %v", len(log), subjects(log))
+	}
+}
+
+func TestSizeCapClosesTheWindow(t *testing.T) {
+	r := newRig(t, func(c *Config) {
+		c.CommitWindow = time.Minute
+		c.MaxWindowBytes = 300
+	})
+	for i := 0; i < 6; i++ { // ~90 bytes each: the cap closes a window every 4 events
+		r.submit(upsert("alice", "team-a", fmt.Sprintf("cm-%d", i), "v"))
+	}
+	r.waitFor("the first capped window to be pushed", func() bool {
+		log, err := r.server.Log(repoName, "main")
+		return err == nil && len(log) >= 1
+	})
+	if got := len(r.log()); got != 1 {
+		t.Fatalf("commits after the cap = %d, want 1", got)
+	}
+}
+
+func TestSaveClosesTheWindowAndReportsTheRemoteCommit(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.CommitWindow = time.Minute })
+	r.submit(upsert("alice", "team-a", "cfg", "1"))
+	reply, err := r.worker.Save(r.ctx(), "team/live", "release 1.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res SaveResult
+	select {
+	case res = <-reply:
+	case <-time.After(90 * time.Second):
+		t.Fatal("no answer to the save")
+	}
+	if res.Err != nil || res.SHA == "" {
+		t.Fatalf("save = %+v", res)
+	}
+	tip, _ := r.server.BranchTip(repoName, "main")
+	if tip != res.SHA {
+		t.Fatalf("save reported %s, remote tip is %s", res.SHA, tip)
+	}
+	if log := r.log(); log[0].Subject != "release 1.2" {
+		t.Fatalf("commit subject = %q, want the request's message", log[0].Subject)
+	}
+	noWindow, _ := r.worker.Save(r.ctx(), "team/live", "nothing open")
+	if res := <-noWindow; !res.NoWindow {
+		t.Fatalf("a save with no open window = %+v, want NoWindow", res)
+	}
+}
