@@ -13,6 +13,8 @@ import (
 	"github.com/go-git/go-git/v6/plumbing"
 	"github.com/go-git/go-git/v6/plumbing/client"
 	"github.com/go-git/go-git/v6/plumbing/transport"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/ownership"
 )
 
 const remoteName = "origin"
@@ -31,18 +33,18 @@ func Open(dir, rawURL string, creds Credentials) (*Repo, error) {
 		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("open local copy of %s: %w", redact(rawURL), err)
+		return nil, fmt.Errorf("open local copy of %s: %w", ownership.Redact(rawURL), err)
 	}
 	opts, err := clientOptions(u.Scheme, creds, dir)
 	if err != nil {
-		return nil, fmt.Errorf("credentials for %s: %w", redact(rawURL), err)
+		return nil, fmt.Errorf("credentials for %s: %w", ownership.Redact(rawURL), err)
 	}
 	repo, err := git.PlainOpen(dir)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		repo, err = git.PlainInit(dir, true)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open local copy of %s: %w", redact(rawURL), err)
+		return nil, fmt.Errorf("open local copy of %s: %w", ownership.Redact(rawURL), err)
 	}
 	if err := setRemote(repo, rawURL); err != nil {
 		return nil, err
@@ -54,7 +56,7 @@ func parseRemote(rawURL string) (*url.URL, error) {
 	if strings.Contains(rawURL, "://") {
 		u, err := url.Parse(rawURL)
 		if err != nil {
-			return nil, fmt.Errorf("repository URL %s is not valid", redact(rawURL))
+			return nil, fmt.Errorf("repository URL %s is not valid", ownership.Redact(rawURL))
 		}
 		return u, nil
 	}
@@ -72,7 +74,7 @@ func setRemote(repo *git.Repository, rawURL string) error {
 		}
 	}
 	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: remoteName, URLs: []string{rawURL}}); err != nil {
-		return fmt.Errorf("configure remote %s: %w", redact(rawURL), err)
+		return fmt.Errorf("configure remote %s: %w", ownership.Redact(rawURL), err)
 	}
 	return nil
 }
@@ -199,7 +201,7 @@ func (r *Repo) RemoteTip(ctx context.Context, branch string) (string, error) {
 // wrap gives an error the operation and the (redacted) remote, and makes sure no
 // credential the URL may hold is in its text.
 func (r *Repo) wrap(op string, err error) error {
-	return &RemoteError{Op: op, Remote: redact(r.url), Err: err}
+	return &RemoteError{Op: op, Remote: ownership.Redact(r.url), Err: err}
 }
 
 // RemoteError is a failure talking to the remote.
@@ -222,21 +224,6 @@ func (e *RemoteError) Permanent() bool {
 		errors.Is(e.Err, transport.ErrRepositoryNotFound) ||
 		errors.Is(e.Err, ErrUnknownHostKey) ||
 		strings.Contains(e.Err.Error(), "unable to authenticate")
-}
-
-// redact removes the password from a URL.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		if err != nil && strings.Contains(raw, "@") && strings.Contains(raw, "://") {
-			return "(unparseable URL)"
-		}
-		return raw
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "***")
-	}
-	return u.String()
 }
 
 // redactText removes any user:password@ that a library put into an error message.
