@@ -22,28 +22,49 @@ func patchLines(target, from, to []string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	hunks := widen(hunksOf(inTo, len(to)), inTarget)
-
 	var b strings.Builder
 	next := 0 // next line of target to copy
-	for _, h := range hunks {
-		lo := 0
-		if h.i1 > 0 {
-			lo = inTarget[h.i1-1] + 1
-		}
-		hi := len(target)
-		if h.i2 < len(from) {
-			hi = inTarget[h.i2]
-		}
-		if lo < next || hi < lo {
+	for _, h := range widen(hunksOf(inTo, len(to)), inTarget) {
+		first, last, ok := targetRange(h, inTarget, len(target))
+		if !ok || first < next || last < first {
 			return "", false
 		}
-		b.WriteString(strings.Join(target[next:lo], ""))
+		b.WriteString(strings.Join(target[next:first], ""))
 		b.WriteString(strings.Join(to[h.j1:h.j2], ""))
-		next = hi
+		next = last
 	}
 	b.WriteString(strings.Join(target[next:], ""))
 	return b.String(), true
+}
+
+// targetRange is the range of target lines that hunk h replaces. Its ends are
+// the target lines of the hunk's first and last lines when they have one,
+// otherwise the neighbours of the hunk. An insertion goes right after the
+// target line of the line before it.
+func targetRange(h hunk, inTarget []int, lenTarget int) (first, last int, ok bool) {
+	switch {
+	case h.i1 < h.i2 && inTarget[h.i1] >= 0:
+		first = inTarget[h.i1]
+	case h.i1 == 0:
+		first = 0
+	case inTarget[h.i1-1] >= 0:
+		first = inTarget[h.i1-1] + 1
+	default:
+		return 0, 0, false
+	}
+	switch {
+	case h.i1 == h.i2:
+		last = first
+	case inTarget[h.i2-1] >= 0:
+		last = inTarget[h.i2-1] + 1
+	case h.i2 == len(inTarget):
+		last = lenTarget
+	case inTarget[h.i2] >= 0:
+		last = inTarget[h.i2]
+	default:
+		return 0, 0, false
+	}
+	return first, last, true
 }
 
 // hunksOf lists the changes between a and b given, for every line of a, the
@@ -72,24 +93,34 @@ func hunksOf(match []int, lenB int) []hunk {
 	return hs
 }
 
-// widen grows each hunk over neighbouring lines of from that have no match in
-// target, since those lines can only be replaced, not located. Hunks that come
-// to touch are merged. Between hunks from and to lines correspond one to one,
-// so both sides grow by the same amount.
+// widen grows hunks whose ends cannot be located in target: a hunk whose
+// first line (or, for an insertion, the line before it) has no match in target
+// takes in the unmatched lines before it; a hunk whose last line has no match
+// takes in the unmatched lines after it. Hunks that come to touch are merged.
+// Between hunks, from and to lines correspond one to one, so both sides grow
+// by the same amount.
 func widen(hs []hunk, inTarget []int) []hunk {
 	var out []hunk
 	for k, h := range hs {
-		for h.i1 > 0 && inTarget[h.i1-1] < 0 && (len(out) == 0 || out[len(out)-1].i2 < h.i1) {
-			h.i1--
-			h.j1--
+		prevEnd := 0
+		if len(out) > 0 {
+			prevEnd = out[len(out)-1].i2
+		}
+		if (h.i1 < h.i2 && inTarget[h.i1] < 0) || (h.i1 == h.i2 && h.i1 > 0 && inTarget[h.i1-1] < 0) {
+			for h.i1 > prevEnd && inTarget[h.i1-1] < 0 {
+				h.i1--
+				h.j1--
+			}
 		}
 		limit := len(inTarget)
 		if k+1 < len(hs) {
 			limit = hs[k+1].i1
 		}
-		for h.i2 < limit && inTarget[h.i2] < 0 {
-			h.i2++
-			h.j2++
+		if h.i1 < h.i2 && inTarget[h.i2-1] < 0 {
+			for h.i2 < limit && inTarget[h.i2] < 0 {
+				h.i2++
+				h.j2++
+			}
 		}
 		if n := len(out); n > 0 && out[n-1].i2 >= h.i1 {
 			out[n-1].i2, out[n-1].j2 = h.i2, h.j2

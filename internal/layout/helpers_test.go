@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"errors"
 	"sort"
 	"strings"
 	"testing"
@@ -154,3 +155,5 @@ func clusterRoleType() TypeInfo {
 func configMap(ns, name, value string) string {
 	return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n  namespace: " + ns + "\ndata:\n  key: " + value + "\n"
 }
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }

@@ -135,3 +135,18 @@ func hasAlias(n *yaml.Node) bool {
 	}
 	return false
 }
+
+// blockStyle drops flow and quoting styles from a tree, so that a document
+// given as JSON or flow YAML is written in block style. The encoder still
+// quotes strings that would otherwise read as another type.
+func blockStyle(n *yaml.Node) {
+	switch n.Kind {
+	case yaml.MappingNode, yaml.SequenceNode:
+		n.Style &^= yaml.FlowStyle
+	case yaml.ScalarNode:
+		n.Style &^= yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle
+	}
+	for _, c := range n.Content {
+		blockStyle(c)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -60,7 +61,8 @@ func parseObjects(content []byte) (*parsedFile, error) {
 		}
 		node, err := parseDocument(s.body)
 		if err != nil {
-			return nil, problemf("invalid YAML in the document at line %d: %v; fix the syntax", start, err)
+			return nil, problemf("invalid YAML in the document at line %d: %s; fix the syntax",
+				start, fileLines(err.Error(), line-strings.Count(s.body, "\n")-1))
 		}
 		if node == nil {
 			continue
@@ -133,4 +135,29 @@ func meaningOf(n *yaml.Node) (v any, err error) {
 	}()
 	err = n.Decode(&v)
 	return v, err
+}
+
+// fileLines rewrites a parser message about one segment so that its line
+// numbers ("line N") count from the start of the file, and puts it on one line.
+func fileLines(msg string, offset int) string {
+	msg = strings.Join(strings.Fields(strings.TrimPrefix(msg, "yaml: ")), " ")
+	var b strings.Builder
+	for {
+		i := strings.Index(msg, "line ")
+		if i < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		i += len("line ")
+		b.WriteString(msg[:i])
+		msg = msg[i:]
+		j := 0
+		for j < len(msg) && j < 9 && msg[j] >= '0' && msg[j] <= '9' {
+			j++
+		}
+		if n, err := strconv.Atoi(msg[:j]); err == nil {
+			b.WriteString(strconv.Itoa(n + offset))
+			msg = msg[j:]
+		}
+	}
 }

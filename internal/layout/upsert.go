@@ -26,6 +26,7 @@ func Upsert(ix *Index, read ReadFile, t TypeInfo, doc []byte, p Placement) ([]Fi
 	if err := checkType(t, d.id); err != nil {
 		return nil, fmt.Errorf("upsert %s: %w", d.id, err)
 	}
+	blockStyle(d.node)
 	if loc, ok := ix.Lookup(d.id); ok {
 		return editInPlace(read, loc, d)
 	}

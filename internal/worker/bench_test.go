@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 
@@ -75,4 +75,3 @@ func BenchmarkUpsert(b *testing.B) {
 		})
 	}
 }
-

@@ -27,7 +27,7 @@ type pendingWrite struct {
 	actions []action
 	// commit is the local commit holding the write; "" when, after a replay, the new tip
 	// already held everything it decided.
-	commit  string
+	commit string
 	// applied is false while the write could not be replayed on the current tip (its
 	// folder is refused); it stays pending and is tried again after the next fetch.
 	applied bool
