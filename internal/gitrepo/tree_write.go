@@ -29,6 +29,8 @@ type Signature struct {
 type CommitSpec struct {
 	Author, Committer Signature
 	Message           string
+	// Signer, when set, signs the commit (G9).
+	Signer *CommitSigner
 }
 
 // ErrNothingToCommit is returned when the changes leave the tree as it was.
@@ -74,6 +76,11 @@ func (r *Repo) Commit(parent string, changes []Change, spec CommitSpec) (string,
 	}
 	if parent != "" {
 		c.ParentHashes = []plumbing.Hash{plumbing.NewHash(parent)}
+	}
+	if spec.Signer != nil {
+		if err := spec.Signer.sign(r, c); err != nil {
+			return "", err
+		}
 	}
 	obj := r.repo.Storer.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {

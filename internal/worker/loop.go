@@ -141,6 +141,9 @@ func (s *branchState) status() Status {
 	if s.lastErr != nil {
 		st.LastError = s.lastErr.Error()
 	}
+	if s.signer != nil {
+		st.SigningPublicKey = s.signer.PublicKey()
+	}
 	for name, ts := range s.targets {
 		if ts.refused != nil {
 			st.Refused[name] = ts.refused.Error()

@@ -201,6 +201,7 @@ func (s *branchState) commit(v *treeView, pw *pendingWrite) (string, error) {
 		Author:    gitrepo.Signature{Name: author.Name, Email: author.Email, When: now},
 		Committer: gitrepo.Signature{Name: s.cfg.Committer.Name, Email: s.cfg.Committer.Email, When: now},
 		Message:   pw.message,
+		Signer:    s.signer,
 	})
 	if errors.Is(err, gitrepo.ErrNothingToCommit) {
 		return "", nil

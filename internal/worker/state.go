@@ -13,6 +13,7 @@ type branchState struct {
 	cfg      Config
 	repo     *gitrepo.Repo
 	messages *messages
+	signer   *gitrepo.CommitSigner // nil when commits are not signed
 
 	// ready is set once the remote branch has been fetched: nothing is planned before.
 	ready bool

@@ -103,6 +103,8 @@ type Config struct {
 	// AllowedBranches are the GitProvider's globs; the worker refuses to start otherwise.
 	AllowedBranches []string
 	Committer       Author
+	// SigningKey, when set, is an OpenSSH private key that signs every commit (G9).
+	SigningKey []byte
 	// Templates of commit messages (Go text/template); empty means the defaults.
 	MessageTemplate, ResyncTemplate string
 
@@ -170,6 +172,8 @@ type Status struct {
 	Refused      map[string]string
 	Retained     map[string]int // target -> documents kept by suppressed sweeps
 	Pushes       int            // successful pushes
+	// SigningPublicKey is the commit signing key in authorized_keys form, when signing.
+	SigningPublicKey string
 	// Failures counts consecutive failed fetches or pushes; RetryAt is the next attempt.
 	Failures int
 	RetryAt  time.Time

@@ -48,6 +48,12 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	var signer *gitrepo.CommitSigner
+	if len(cfg.SigningKey) > 0 {
+		if signer, err = gitrepo.NewCommitSigner(cfg.SigningKey); err != nil {
+			return nil, err
+		}
+	}
 	repo, err := gitrepo.Open(cfg.Dir, cfg.URL, cfg.Credentials)
 	if err != nil {
 		return nil, err
@@ -55,7 +61,7 @@ func New(cfg Config) (*Worker, error) {
 	return &Worker{
 		inbox: make(chan any, 1024),
 		done:  make(chan struct{}),
-		state: &branchState{cfg: cfg, repo: repo, messages: msgs, targets: map[string]*targetState{}},
+		state: &branchState{cfg: cfg, repo: repo, messages: msgs, signer: signer, targets: map[string]*targetState{}},
 	}, nil
 }
 
