@@ -36,11 +36,7 @@ func BuildIndex(files []File) (*Index, error) {
 	copy(sorted, files)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
 
-	ix := &Index{
-		locations:      map[Identity]Location{},
-		files:          map[string][]Identity{},
-		kustomizations: map[string]bool{},
-	}
+	ix := &Index{}
 	for _, f := range sorted {
 		if err := checkMode(f); err != nil {
 			return nil, err
@@ -58,6 +54,9 @@ func BuildIndex(files []File) (*Index, error) {
 func (ix *Index) Update(p string, content []byte) error {
 	if !validRelPath(p) {
 		return fmt.Errorf("index %q: not a clean relative path inside the folder", p)
+	}
+	if ix.locations == nil { // the zero Index is empty and usable
+		ix.locations, ix.files, ix.kustomizations = map[Identity]Location{}, map[string][]Identity{}, map[string]bool{}
 	}
 	if content == nil {
 		ix.remove(p)

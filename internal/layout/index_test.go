@@ -220,3 +220,16 @@ func TestIndexUpdate(t *testing.T) {
 		}
 	}
 }
+
+func TestZeroIndex(t *testing.T) {
+	var ix Index
+	if ix.Len() != 0 || len(ix.Identities()) != 0 {
+		t.Fatalf("zero index not empty")
+	}
+	if err := ix.Update("a.yaml", []byte(configMap("ns", "a", "1"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ix.Lookup(Identity{Kind: "ConfigMap", Namespace: "ns", Name: "a"}); !ok {
+		t.Errorf("document not found after Update on a zero index")
+	}
+}

@@ -158,7 +158,7 @@ func sameNodeMeaning(a, b *yaml.Node) bool {
 func rewriteDocument(body string, edit func(root *yaml.Node) error) (string, error) {
 	lead, core, tail := splitTrivia(body)
 	old, err := parseDocument(core)
-	if err != nil || old == nil || !sameMeaning(body, core) {
+	if err != nil || old == nil || (tail != "" && !sameMeaning(body, core)) {
 		// The trailing lines belong to the document (a block scalar ending in
 		// lines that look like comments): keep them with it.
 		core, tail = core+tail, ""

@@ -92,18 +92,18 @@ func editInPlace(read ReadFile, loc Location, d objectDoc) ([]FileEdit, error) {
 		mergeInto(root, d.node)
 		return nil
 	})
-	if err == nil && !bodyHolds(body, d.node) {
+	if err != nil || !bodyHolds(body, d.node) {
 		// The merge did not produce the new document: write it afresh.
 		body, err = rewriteDocument(seg.body, func(root *yaml.Node) error {
 			*root = *d.node
 			return nil
 		})
-	}
-	if err != nil {
-		return nil, fmt.Errorf("edit %s: %w", loc.Path, err)
-	}
-	if !bodyHolds(body, d.node) {
-		return nil, fmt.Errorf("edit %s: rendering %s changed its content", loc.Path, d.id)
+		if err == nil && !bodyHolds(body, d.node) {
+			err = fmt.Errorf("rendering %s changed its content", d.id)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("edit %s: %w", loc.Path, err)
+		}
 	}
 	if body == seg.body {
 		return nil, nil
