@@ -137,6 +137,7 @@ func (s *branchState) status() Status {
 		Pushes:       s.pushes,
 		Failures:     s.failures,
 		RetryAt:      s.retryAt,
+		NextPushAt:   s.nextPushAt(),
 	}
 	if s.lastErr != nil {
 		st.LastError = s.lastErr.Error()

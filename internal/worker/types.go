@@ -177,4 +177,6 @@ type Status struct {
 	// Failures counts consecutive failed fetches or pushes; RetryAt is the next attempt.
 	Failures int
 	RetryAt  time.Time
+	// NextPushAt is the earliest time pending writes may be pushed (cooldown, backoff).
+	NextPushAt time.Time
 }
