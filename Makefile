@@ -14,7 +14,7 @@ CONTROLLER_GEN := $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.2
 # The real control plane (kube-apiserver, etcd, kubectl) is built from source by the shared
 # script and cached under $$HOME/.cache. The first build takes 11-20 minutes.
 SHARED_TOOLS ?= $(abspath ../shared/tools)
-K8S_BINARIES = $(shell bash hack/control-plane.sh "$(SHARED_TOOLS)")
+CONTROL_PLANE := bash hack/control-plane.sh "$(SHARED_TOOLS)"
 
 .PHONY: all build generate verify-generated test unit e2e bench lint quickstart clean control-plane
 
@@ -33,13 +33,13 @@ verify-generated: generate ## Fail when committed generated files are stale.
 	@untracked=$$(git ls-files --others --exclude-standard -- api config/crd); test -z "$$untracked" || { echo "$$untracked"; echo "untracked generated files: run 'make generate' and commit the result" >&2; exit 1; }
 
 control-plane: ## Build (or find) the test control plane and print its directory.
-	@echo "$(K8S_BINARIES)"
+	@$(CONTROL_PLANE)
 
 unit: ## Fast tests: no control plane needed.
 	$(GO) test ./...
 
 e2e: ## Tests against a real kube-apiserver and etcd (and the Git servers).
-	KUBEBUILDER_ASSETS="$(K8S_BINARIES)" $(GO) test -tags e2e -count=1 -timeout 40m ./...
+	assets=$$($(CONTROL_PLANE)); KUBEBUILDER_ASSETS="$$assets" $(GO) test -tags e2e -count=1 -timeout 40m ./...
 
 test: lint verify-generated e2e ## Every test: generated files, lint, unit and e2e.
 

@@ -69,17 +69,25 @@ func (s *branchState) push(ctx context.Context, now time.Time) {
 			return
 		}
 		s.cfg.Log.Info("remote branch moved; replaying pending writes", "branch", s.cfg.Branch, "pending", len(s.pending))
-		tip, err := s.repo.Fetch(ctx, s.cfg.Branch)
-		if err != nil {
-			s.backoff(now, err)
-			return
-		}
-		if err := s.rebuildOn(tip); err != nil {
-			s.backoff(now, err)
+		if !s.fetchAndReplay(ctx, now) {
 			return
 		}
 	}
 	s.backoff(now, fmt.Errorf("push %s: the remote kept moving during %d replays", s.cfg.Branch, s.cfg.ReplayAttempts))
+}
+
+// fetchAndReplay fetches the branch and replays the pending writes on its tip; on failure
+// it schedules a retry and returns false.
+func (s *branchState) fetchAndReplay(ctx context.Context, now time.Time) bool {
+	tip, err := s.repo.Fetch(ctx, s.cfg.Branch)
+	if err == nil {
+		err = s.rebuildOn(tip)
+	}
+	if err != nil {
+		s.backoff(now, err)
+		return false
+	}
+	return true
 }
 
 // settle answers the waiters of pushed writes and clears them.
@@ -119,16 +127,7 @@ func (s *branchState) hasUnapplied() bool {
 // retryUnapplied fetches and replays, so that writes parked on a refused folder land once
 // the folder is fixed.
 func (s *branchState) retryUnapplied(ctx context.Context, now time.Time) {
-	tip, err := s.repo.Fetch(ctx, s.cfg.Branch)
-	if err != nil {
-		s.backoff(now, err)
-		return
-	}
-	if err := s.rebuildOn(tip); err != nil {
-		s.backoff(now, err)
-		return
-	}
-	if s.hasUnapplied() {
+	if s.fetchAndReplay(ctx, now) && s.hasUnapplied() {
 		s.backoff(now, fmt.Errorf("pending writes wait for a refused folder to be fixed"))
 	}
 }
