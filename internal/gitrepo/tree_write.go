@@ -197,7 +197,11 @@ func (r *Repo) editEntry(entries map[string]object.TreeEntry, name string, c *Ch
 	if err != nil {
 		return fmt.Errorf("store %s: %w", c.Path, err)
 	}
-	entries[name] = object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h}
+	mode := filemode.Regular
+	if e, ok := entries[name]; ok && e.Mode == filemode.Executable {
+		mode = filemode.Executable // an edit keeps a foreign file's executable bit
+	}
+	entries[name] = object.TreeEntry{Name: name, Mode: mode, Hash: h}
 	return nil
 }
 

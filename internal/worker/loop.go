@@ -90,6 +90,9 @@ func (s *branchState) tick(ctx context.Context, now time.Time) {
 	}
 	if s.hasUnapplied() {
 		s.retryUnapplied(ctx, now)
+		if now.Before(s.nextPushAt()) {
+			return // still unapplied: wait for the backoff
+		}
 	}
 	s.push(ctx, now)
 }
@@ -124,6 +127,12 @@ func (s *branchState) shutdown() {
 	s.planClosed(ctx, now)
 	if len(s.pending) > 0 {
 		s.push(ctx, now)
+	}
+	for _, b := range s.closed {
+		answer(b.waiters, SaveResult{Err: ErrStopped})
+	}
+	for _, pw := range s.pending {
+		answer(pw.waiters, SaveResult{Err: ErrStopped})
 	}
 }
 

@@ -92,7 +92,7 @@ func (s *branchState) applyAction(v *treeView, ts *targetState, a action) ([]lay
 
 // decide plans a batch once, on the local tip, and commits it. It returns nil when the
 // batch changes nothing: such a write is neither committed nor pushed (G3).
-func (s *branchState) decide(b *batch) (*pendingWrite, error) {
+func (s *branchState) decide(b *batch) (_ *pendingWrite, err error) {
 	ts := s.targets[b.target]
 	if ts == nil {
 		return nil, fmt.Errorf("GitTarget %s is not configured on this branch", b.target)
@@ -100,6 +100,13 @@ func (s *branchState) decide(b *batch) (*pendingWrite, error) {
 	if err := s.ensureIndex(ts); err != nil {
 		return nil, fmt.Errorf("GitTarget %s: %w", b.target, err)
 	}
+	// The plan moved the index along its edits; when it is not committed, the index no
+	// longer matches the local tip and is rebuilt on next use.
+	defer func() {
+		if err != nil {
+			ts.index = nil
+		}
+	}()
 	v := newTreeView(s.repo, s.localTip, ts.prefix)
 	var actions []action
 	var lines []changeLine
@@ -143,7 +150,6 @@ func (s *branchState) decide(b *batch) (*pendingWrite, error) {
 	pw.message = s.messages.render(b, lines)
 	commit, err := s.commit(v, pw)
 	if err != nil {
-		ts.index = nil
 		return nil, err
 	}
 	if commit == "" {
@@ -215,7 +221,7 @@ func (s *branchState) commit(v *treeView, pw *pendingWrite) (string, error) {
 
 // replay re-applies a pending write's decided actions on the local tip (G4). Deletes are
 // applied only while the target's prune mode still allows them; nothing is re-swept.
-func (s *branchState) replay(pw *pendingWrite) error {
+func (s *branchState) replay(pw *pendingWrite) (err error) {
 	pw.commit, pw.applied = "", false
 	ts := s.targets[pw.target]
 	if ts == nil {
@@ -224,6 +230,11 @@ func (s *branchState) replay(pw *pendingWrite) error {
 	if err := s.ensureIndex(ts); err != nil {
 		return fmt.Errorf("GitTarget %s: %w", pw.target, err)
 	}
+	defer func() {
+		if err != nil {
+			ts.index = nil
+		}
+	}()
 	v := newTreeView(s.repo, s.localTip, ts.prefix)
 	for _, a := range pw.actions {
 		if a.op == OpDelete && ((a.sweep && !ts.cfg.Prune.deletesOnSweep()) || !ts.cfg.Prune.deletesOnEvent()) {
@@ -238,7 +249,6 @@ func (s *branchState) replay(pw *pendingWrite) error {
 	}
 	commit, err := s.commit(v, pw)
 	if err != nil {
-		ts.index = nil
 		return err
 	}
 	pw.commit, pw.applied = commit, true

@@ -17,7 +17,9 @@ func (s *branchState) ensureReady(ctx context.Context, now time.Time) bool {
 	if now.Before(s.retryAt) {
 		return false
 	}
-	tip, err := s.repo.Fetch(ctx, s.cfg.Branch)
+	rctx, cancel := s.remoteCtx(ctx)
+	defer cancel()
+	tip, err := s.repo.Fetch(rctx, s.cfg.Branch)
 	if err != nil {
 		s.backoff(now, err)
 		return false
@@ -27,13 +29,37 @@ func (s *branchState) ensureReady(ctx context.Context, now time.Time) bool {
 	return true
 }
 
-// planClosed decides every closed batch, in order.
+// remoteCtx bounds one call to the remote, so that a server that accepts the connection
+// and then stalls cannot hold the loop.
+func (s *branchState) remoteCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.cfg.RemoteTimeout)
+}
+
+// planClosed decides every closed batch, in order. Batches of a target whose folder is
+// refused are parked, not dropped: they are planned once a fetch finds the folder fixed.
 func (s *branchState) planClosed(ctx context.Context, now time.Time) {
 	if len(s.closed) == 0 || !s.ensureReady(ctx, now) {
 		return
 	}
+	if s.parked() {
+		if now.Before(s.retryAt) || !s.fetchAndReplay(ctx, now) {
+			return
+		}
+	}
+	var parked []*batch
+	var refusal error
+	parkedTarget := map[string]bool{}
 	for _, b := range s.closed {
+		if parkedTarget[b.target] { // keep one target's batches in order
+			parked = append(parked, b)
+			continue
+		}
 		pw, err := s.decide(b)
+		if ts := s.targets[b.target]; err != nil && ts != nil && ts.refused != nil {
+			parked, refusal = append(parked, b), err
+			parkedTarget[b.target] = true
+			continue
+		}
 		if err != nil {
 			s.noteError(err)
 			answer(b.waiters, SaveResult{Err: err})
@@ -45,7 +71,20 @@ func (s *branchState) planClosed(ctx context.Context, now time.Time) {
 		}
 		s.pending = append(s.pending, pw)
 	}
-	s.closed = nil
+	s.closed = parked
+	if refusal != nil {
+		s.backoff(now, refusal)
+	}
+}
+
+// parked reports closed batches held back by a refused folder.
+func (s *branchState) parked() bool {
+	for _, b := range s.closed {
+		if ts := s.targets[b.target]; ts != nil && ts.refused != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // push publishes the pending writes with compare-and-swap. When the remote moved it fetches,
@@ -57,7 +96,9 @@ func (s *branchState) push(ctx context.Context, now time.Time) {
 			s.settle(now)
 			return
 		}
-		err := s.repo.Push(ctx, s.cfg.Branch, s.remoteTip, s.localTip)
+		rctx, cancel := s.remoteCtx(ctx)
+		err := s.repo.Push(rctx, s.cfg.Branch, s.remoteTip, s.localTip)
+		cancel()
 		if err == nil {
 			s.remoteTip = s.localTip
 			s.settle(now)
@@ -79,7 +120,9 @@ func (s *branchState) push(ctx context.Context, now time.Time) {
 // fetchAndReplay fetches the branch and replays the pending writes on its tip; on failure
 // it schedules a retry and returns false.
 func (s *branchState) fetchAndReplay(ctx context.Context, now time.Time) bool {
-	tip, err := s.repo.Fetch(ctx, s.cfg.Branch)
+	rctx, cancel := s.remoteCtx(ctx)
+	tip, err := s.repo.Fetch(rctx, s.cfg.Branch)
+	cancel()
 	if err == nil {
 		err = s.rebuildOn(tip)
 	}
@@ -111,7 +154,9 @@ func (s *branchState) settle(now time.Time) {
 		s.lastPush = now
 	}
 	s.pending = kept
-	s.recovered()
+	if len(kept) == 0 {
+		s.recovered()
+	}
 }
 
 // hasUnapplied reports pending writes that wait for their folder to be accepted again.

@@ -118,6 +118,8 @@ type Config struct {
 	PushCooldown time.Duration
 	// RetryMin and RetryMax bound the backoff after a failed fetch or push (defaults 1s, 2m).
 	RetryMin, RetryMax time.Duration
+	// RemoteTimeout bounds one fetch or push (default 2m).
+	RemoteTimeout time.Duration
 	// ReplayAttempts is how many times a push is rebuilt on a moved remote before backing off (default 3).
 	ReplayAttempts int
 
@@ -144,6 +146,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.RetryMax == 0 {
 		c.RetryMax = 2 * time.Minute
+	}
+	if c.RemoteTimeout == 0 {
+		c.RemoteTimeout = 2 * time.Minute
 	}
 	if c.ReplayAttempts == 0 {
 		c.ReplayAttempts = 3

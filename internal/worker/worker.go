@@ -80,6 +80,11 @@ func (w *Worker) Done() <-chan struct{} { return w.done }
 
 func (w *Worker) send(ctx context.Context, m any) error {
 	select {
+	case <-w.done:
+		return ErrStopped
+	default:
+	}
+	select {
 	case w.inbox <- m:
 		return nil
 	case <-w.done:
@@ -148,10 +153,31 @@ func (w *Worker) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			s.shutdown()
+			w.drain()
 			return
 		case m := <-w.inbox:
 			s.handle(m, time.Now())
 		case <-timer.C:
+		}
+	}
+}
+
+// drain answers what is left in the inbox after the loop stopped, so that no caller waits
+// forever. Events left there are re-derived by the next snapshot after a restart (G10).
+func (w *Worker) drain() {
+	for {
+		select {
+		case m := <-w.inbox:
+			switch m := m.(type) {
+			case saveMsg:
+				m.reply <- SaveResult{Err: ErrStopped}
+			case statusMsg:
+				m.reply <- w.state.status()
+			case probeMsg:
+				m.reply <- false
+			}
+		default:
+			return
 		}
 	}
 }
