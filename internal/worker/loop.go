@@ -52,15 +52,36 @@ func (s *branchState) closeWindow(reason closeReason) {
 	s.window = nil
 }
 
-// save closes the target's open window with the request's message.
+// save closes the target's open window with the request's message. When the target's
+// last window already closed but is not on the remote yet, the request waits for it.
 func (s *branchState) save(m saveMsg) {
 	if s.window == nil || s.window.target != m.target {
+		if waiters := s.unpublishedWaiters(m.target); waiters != nil {
+			*waiters = append(*waiters, m.reply)
+			return
+		}
 		m.reply <- SaveResult{NoWindow: true}
 		return
 	}
 	s.window.message = m.message
 	s.window.waiters = append(s.window.waiters, m.reply)
 	s.closeWindow(closeSave)
+}
+
+// unpublishedWaiters returns the waiter list of the target's newest batch or pending write
+// that is not on the remote yet, or nil.
+func (s *branchState) unpublishedWaiters(target string) *[]chan SaveResult {
+	for i := len(s.closed) - 1; i >= 0; i-- {
+		if s.closed[i].target == target {
+			return &s.closed[i].waiters
+		}
+	}
+	for i := len(s.pending) - 1; i >= 0; i-- {
+		if s.pending[i].target == target {
+			return &s.pending[i].waiters
+		}
+	}
+	return nil
 }
 
 func (s *branchState) setTarget(cfg TargetConfig, remove bool) {

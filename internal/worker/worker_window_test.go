@@ -100,3 +100,37 @@ func TestSaveClosesTheWindowAndReportsTheRemoteCommit(t *testing.T) {
 		t.Fatalf("a save with no open window = %+v, want NoWindow", res)
 	}
 }
+
+func TestSaveAfterAnotherAuthorClosedTheWindowWaitsForTheCommit(t *testing.T) {
+	r := newRig(t, func(c *Config) {
+		c.CommitWindow = time.Minute
+		c.PushCooldown = time.Hour
+	})
+	r.submit(upsert("alice", "team-a", "first", "1"))
+	first, err := r.worker.Save(r.ctx(), "team/live", "first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := <-first; res.SHA == "" {
+		t.Fatalf("first save = %+v", res)
+	}
+	// alice's next window is closed by bob's event for another target; the cooldown
+	// holds the push.
+	r.setTarget(TargetConfig{Name: "team/other", Path: "clusters/other"})
+	r.submit(upsert("alice", "team-a", "cfg", "1"))
+	other := upsert("bob", "team-a", "x", "1")
+	other.Target = "team/other"
+	r.submit(other)
+	reply, err := r.worker.Save(r.ctx(), "team/live", "too late for the window")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.worker.Status(r.ctx()); err != nil { // the loop has handled the save
+		t.Fatal(err)
+	}
+	select {
+	case res := <-reply:
+		t.Fatalf("save answered %+v while alice's change is not on the remote", res)
+	default:
+	}
+}
