@@ -128,27 +128,35 @@ func (r *Repo) blob(h plumbing.Hash) ([]byte, error) {
 	return io.ReadAll(rd)
 }
 
-// ReadFile returns one file at a commit; ok is false when it does not exist.
+// ReadFile returns the content of one regular file at a commit; ok is false when it does
+// not exist (or is a folder, symlink or submodule: see ReadEntry).
 func (r *Repo) ReadFile(commit, file string) (content []byte, ok bool, err error) {
+	f, ok, err := r.ReadEntry(commit, file)
+	if err != nil || !ok || (f.Mode != ModeRegular && f.Mode != ModeExecutable) {
+		return nil, false, err
+	}
+	return f.Content, true, nil
+}
+
+// ReadEntry returns one tree entry at a commit with its mode; ok is false when no file
+// has that path.
+func (r *Repo) ReadEntry(commit, file string) (File, bool, error) {
 	root, err := r.rootTree(commit)
 	if err != nil || root == nil {
-		return nil, false, err
+		return File{}, false, err
 	}
 	entry, err := root.FindEntry(file)
 	if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
-		return nil, false, nil
+		return File{}, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("find %s: %w", file, err)
+		return File{}, false, fmt.Errorf("find %s: %w", file, err)
 	}
-	if entry.Mode == filemode.Dir || entry.Mode == filemode.Submodule {
-		return nil, false, nil
-	}
-	content, err = r.blob(entry.Hash)
+	f, ok, err := r.fileOf(file, *entry)
 	if err != nil {
-		return nil, false, fmt.Errorf("read %s: %w", file, err)
+		return File{}, false, err
 	}
-	return content, true, nil
+	return f, ok, nil
 }
 
 // ChangedPaths lists the files below dir that differ between two commits, relative to dir.

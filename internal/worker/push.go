@@ -213,11 +213,13 @@ func (s *branchState) reindex(ts *targetState, tip string, changed []string) {
 		if !ok {
 			continue
 		}
-		content, exists, err := s.repo.ReadFile(tip, p)
-		if err != nil {
+		f, exists, err := s.repo.ReadEntry(tip, p)
+		if err != nil || (exists && f.Mode != gitrepo.ModeRegular && f.Mode != gitrepo.ModeExecutable) {
+			// A symlink or submodule: the full rebuild refuses it with a reason.
 			ts.index = nil
 			return
 		}
+		content := f.Content
 		if !exists {
 			content = nil
 		}
