@@ -57,7 +57,7 @@ func (s *branchState) ensureIndex(ts *targetState) error {
 	}
 	lf := make([]layout.File, len(files))
 	for i, f := range files {
-		lf[i] = layout.File{Path: f.Path, Content: f.Content, Mode: layout.FileMode(f.Mode)}
+		lf[i] = layout.File{Path: f.Path, Content: f.Content, Mode: layoutMode(f.Mode)}
 	}
 	ix, err := layout.BuildIndex(lf)
 	if err != nil {
@@ -66,6 +66,21 @@ func (s *branchState) ensureIndex(ts *targetState) error {
 	}
 	ts.index, ts.refused = ix, nil
 	return nil
+}
+
+// layoutMode maps a tree entry's kind to the layout's; the two packages keep their own
+// types so that the layout stays free of Git.
+func layoutMode(m gitrepo.FileMode) layout.FileMode {
+	switch m {
+	case gitrepo.ModeExecutable:
+		return layout.ModeExecutable
+	case gitrepo.ModeSymlink:
+		return layout.ModeSymlink
+	case gitrepo.ModeSubmodule:
+		return layout.ModeSubmodule
+	default:
+		return layout.ModeRegular
+	}
 }
 
 // applyAction runs one action through the layout and lays its edits over the view.
