@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
@@ -234,10 +235,7 @@ func relativeTo(prefix, p string) (string, bool) {
 	if prefix == "" {
 		return p, true
 	}
-	if len(p) > len(prefix) && p[:len(prefix)] == prefix && p[len(prefix)] == '/' {
-		return p[len(prefix)+1:], true
-	}
-	return "", false
+	return strings.CutPrefix(p, prefix+"/")
 }
 
 func answer(waiters []chan SaveResult, r SaveResult) {

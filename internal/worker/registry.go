@@ -53,14 +53,6 @@ func (r *Registry) Ensure(cfg Config) (*Worker, ownership.BranchKey, error) {
 	return w, key, nil
 }
 
-// Get returns the running worker of a key, if any.
-func (r *Registry) Get(key ownership.BranchKey) (*Worker, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	w, ok := r.workers[key]
-	return w, ok
-}
-
 // Len is the number of workers started and not replaced.
 func (r *Registry) Len() int {
 	r.mu.Lock()

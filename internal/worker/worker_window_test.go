@@ -70,6 +70,12 @@ func TestSizeCapClosesTheWindow(t *testing.T) {
 	if got := len(r.log()); got != 1 {
 		t.Fatalf("commits after the cap = %d, want 1", got)
 	}
+	// The capped window holds the first four documents; the last two wait in a new one.
+	for i := 0; i < 6; i++ {
+		if got, want := r.hasFile(cmPath("team-a", fmt.Sprintf("cm-%d", i))), i < 4; got != want {
+			t.Fatalf("cm-%d on the remote = %v, want %v (the cap closes the window at 300 bytes)", i, got, want)
+		}
+	}
 }
 
 func TestSaveClosesTheWindowAndReportsTheRemoteCommit(t *testing.T) {
