@@ -1,0 +1,91 @@
+// Package watch turns rules into watch streams: it keeps a catalog of the resource types
+// discovery reports, compiles WatchRules and ClusterWatchRules into claims, and runs one
+// stream per (resource type, namespace scope) shared by every GitTarget that claims it.
+// A stream starts with a consistent snapshot and delivers sanitized objects in
+// resourceVersion order to its subscribers.
+package watch
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+)
+
+// Resource is one resource type found by discovery, at the version streams use.
+type Resource struct {
+	GVR        schema.GroupVersionResource
+	Kind       string
+	Namespaced bool
+}
+
+// TypeInfo describes the resource for the layout.
+func (r Resource) TypeInfo() layout.TypeInfo {
+	return layout.TypeInfo{Group: r.GVR.Group, Version: r.GVR.Version, Resource: r.GVR.Resource, Kind: r.Kind, Namespaced: r.Namespaced}
+}
+
+// StreamKey names one watch stream: a resource type in one namespace, or, with Namespace
+// "", in every namespace (always "" for cluster-scoped types).
+type StreamKey struct {
+	GVR       schema.GroupVersionResource
+	Namespace string
+}
+
+func (k StreamKey) String() string {
+	ns := k.Namespace
+	if ns == "" {
+		ns = "*"
+	}
+	return k.GVR.String() + " in " + ns
+}
+
+// Object is one live object after sanitizing.
+type Object struct {
+	ID              layout.Identity
+	Labels          map[string]string
+	ResourceVersion string
+	// Doc is the sanitized YAML document.
+	Doc []byte
+}
+
+// ChangeType says what happened to an object.
+type ChangeType int
+
+// Change types. Created and Updated are told apart so that rules can select operations.
+const (
+	Created ChangeType = iota + 1
+	Updated
+	Deleted
+)
+
+func (c ChangeType) String() string {
+	switch c {
+	case Created:
+		return "CREATE"
+	case Updated:
+		return "UPDATE"
+	case Deleted:
+		return "DELETE"
+	}
+	return "UNKNOWN"
+}
+
+// Change is one event of a stream after its snapshot. For Deleted, Object holds the last
+// known state.
+type Change struct {
+	Type   ChangeType
+	Object Object
+}
+
+// Subscriber receives what one stream sees. A stream calls its subscribers from its own
+// goroutine, one call at a time, in resourceVersion order of each object. A call may block
+// (back-pressure); an error is logged by the stream and does not stop it.
+type Subscriber interface {
+	// Snapshot delivers a complete, consistent listing of the stream. It is sent after
+	// every (re-)established stream, and to a new subscriber once the stream has one.
+	// A failed or partial listing is never delivered.
+	Snapshot(ctx context.Context, res Resource, objects []Object) error
+	// Change delivers one event after the snapshot.
+	Change(ctx context.Context, res Resource, ch Change) error
+}
