@@ -67,7 +67,7 @@ func BenchmarkUpsert(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				ev := Event{Target: "team/live", Op: OpUpsert, Type: configMapType, ID: id,
 					Doc: configMap("ns-001", "cm-00001", fmt.Sprintf("v%d", i))}
-				pw, err := s.decide(&batch{target: "team/live", author: Author{Name: "bench"}, events: []Event{ev}})
+				pw, err := s.decide(context.Background(), &batch{target: "team/live", author: Author{Name: "bench"}, events: []Event{ev}})
 				if err != nil || pw == nil {
 					b.Fatalf("decide: %v (write %v)", err, pw)
 				}

@@ -12,8 +12,11 @@ func (s *branchState) handle(m any, now time.Time) {
 		s.addEvent(m.ev, now)
 	case snapshotMsg:
 		s.closeWindow(closeResync)
-		snap := m.snap
-		s.closed = append(s.closed, &batch{target: snap.Target, author: s.cfg.Committer, snapshot: &snap, reason: closeResync})
+		b := &batch{target: m.target, author: s.cfg.Committer, reason: closeResync}
+		for i := range m.snaps {
+			b.snapshots = append(b.snapshots, &m.snaps[i])
+		}
+		s.closed = append(s.closed, b)
 	case targetMsg:
 		s.setTarget(m.cfg, m.remove)
 	case saveMsg:

@@ -58,7 +58,7 @@ func newMessages(windowTpl, resyncTpl string) (*messages, error) {
 // render writes the message of a batch. A CommitRequest's message replaces the subject.
 func (m *messages) render(b *batch, changes []changeLine) string {
 	tpl := m.window
-	if b.snapshot != nil {
+	if len(b.snapshots) > 0 {
 		tpl = m.resync
 	}
 	data := messageData{Author: b.author.Name, GitTarget: b.target, Count: len(changes), Changes: changes}

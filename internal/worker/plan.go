@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -107,7 +108,7 @@ func (s *branchState) applyAction(v *treeView, ts *targetState, a action) ([]lay
 
 // decide plans a batch once, on the local tip, and commits it. It returns nil when the
 // batch changes nothing: such a write is neither committed nor pushed (G3).
-func (s *branchState) decide(b *batch) (_ *pendingWrite, err error) {
+func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, err error) {
 	ts := s.targets[b.target]
 	if ts == nil {
 		return nil, fmt.Errorf("GitTarget %s is not configured on this branch", b.target)
@@ -126,6 +127,9 @@ func (s *branchState) decide(b *batch) (_ *pendingWrite, err error) {
 	var actions []action
 	var lines []changeLine
 	decideOne := func(a action) {
+		if a.op == OpUpsert {
+			a.doc = s.reduce(ctx, v, ts, a)
+		}
 		edits, err := s.applyAction(v, ts, a)
 		if err != nil {
 			s.noteError(fmt.Errorf("GitTarget %s: %w", b.target, err))
@@ -147,8 +151,8 @@ func (s *branchState) decide(b *batch) (_ *pendingWrite, err error) {
 		}
 		decideOne(action{op: ev.Op, typ: ev.Type, id: ev.ID, doc: ev.Doc})
 	}
-	if b.snapshot != nil {
-		for _, a := range s.sweepActions(ts, b.snapshot) {
+	for _, snap := range b.snapshots {
+		for _, a := range s.sweepActions(ts, snap) {
 			decideOne(a)
 		}
 	}

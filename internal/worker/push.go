@@ -55,7 +55,7 @@ func (s *branchState) planClosed(ctx context.Context, now time.Time) {
 			parked = append(parked, b)
 			continue
 		}
-		pw, err := s.decide(b)
+		pw, err := s.decide(ctx, b)
 		if ts := s.targets[b.target]; err != nil && ts != nil && ts.refused != nil {
 			parked, refusal = append(parked, b), err
 			parkedTarget[b.target] = true

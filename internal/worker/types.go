@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -123,9 +124,20 @@ type Config struct {
 	// ReplayAttempts is how many times a push is rebuilt on a moved remote before backing off (default 3).
 	ReplayAttempts int
 
+	// Reducer, when set, takes out of a live document the server defaults that the
+	// document already in Git omits (S4). Nil writes live documents as they are.
+	Reducer Reducer
+
 	// Dir holds the local copy of the repository.
 	Dir string
 	Log logr.Logger
+}
+
+// Reducer compares a live document with the source document of the same object in Git
+// and returns the document to write: the live one without the values the API server would
+// have defaulted from the source (S4). It returns live unchanged when it cannot tell.
+type Reducer interface {
+	Reduce(ctx context.Context, typ layout.TypeInfo, source, live []byte) ([]byte, error)
 }
 
 func (c *Config) applyDefaults() {

@@ -21,8 +21,9 @@ type batch struct {
 	target string
 	author Author
 	events []Event
-	// snapshot is set for a resync batch.
-	snapshot *Snapshot
+	// snapshots are set for a resync batch: the scopes of one target listed together, so
+	// that a restart's snapshots of every type land in one commit.
+	snapshots []*Snapshot
 	// message overrides the template (a CommitRequest's message).
 	message string
 	waiters []chan SaveResult

@@ -23,8 +23,11 @@ var ErrStopped = errors.New("branch worker stopped")
 // messages to the loop
 type (
 	eventMsg    struct{ ev Event }
-	snapshotMsg struct{ snap Snapshot }
-	targetMsg   struct {
+	snapshotMsg struct {
+		target string
+		snaps  []Snapshot
+	}
+	targetMsg struct {
 		cfg    TargetConfig
 		remove bool
 	}
@@ -98,9 +101,18 @@ func (w *Worker) send(ctx context.Context, m any) error {
 // never dropped.
 func (w *Worker) Submit(ctx context.Context, ev Event) error { return w.send(ctx, eventMsg{ev}) }
 
-// Resync hands a snapshot of a scope to the worker.
-func (w *Worker) Resync(ctx context.Context, snap Snapshot) error {
-	return w.send(ctx, snapshotMsg{snap})
+// Resync hands snapshots of one target's scopes to the worker. Snapshots given together
+// are planned together and land in one commit.
+func (w *Worker) Resync(ctx context.Context, snaps ...Snapshot) error {
+	if len(snaps) == 0 {
+		return nil
+	}
+	for _, snap := range snaps[1:] {
+		if snap.Target != snaps[0].Target {
+			return fmt.Errorf("resync: snapshots of %s and %s given together; one call holds one GitTarget", snaps[0].Target, snap.Target)
+		}
+	}
+	return w.send(ctx, snapshotMsg{target: snaps[0].Target, snaps: snaps})
 }
 
 // SetTarget adds or updates a GitTarget writing this branch.

@@ -56,3 +56,33 @@ func TestResyncSweepHonoursPruneModes(t *testing.T) {
 		t.Fatalf("retained = %d after an Always sweep, want 0", st.Retained["team/live"])
 	}
 }
+
+func TestSnapshotsGivenTogetherLandInOneCommit(t *testing.T) {
+	r := newRig(t)
+	other := snapshotOf("x")
+	other.Scope.Namespace = "team-b"
+	other.Objects[0].ID.Namespace = "team-b"
+	other.Objects[0].Doc = configMap("team-b", "x", "snap")
+	if err := r.worker.Resync(r.ctx(), snapshotOf("a", "b"), other); err != nil {
+		t.Fatal(err)
+	}
+	r.settled()
+	log := r.log()
+	if len(log) != 1 {
+		t.Fatalf("%d commits for one resync of two scopes, want 1: %q", len(log), subjects(log))
+	}
+	for _, p := range []string{cmPath("team-a", "a"), cmPath("team-a", "b"), cmPath("team-b", "x")} {
+		if !r.hasFile(p) {
+			t.Fatalf("%s is missing after the resync", p)
+		}
+	}
+}
+
+func TestResyncRefusesSnapshotsOfTwoTargetsInOneCall(t *testing.T) {
+	r := newRig(t)
+	other := snapshotOf("x")
+	other.Target = "team/other"
+	if err := r.worker.Resync(r.ctx(), snapshotOf("a"), other); err == nil {
+		t.Fatal("snapshots of two GitTargets were accepted in one call")
+	}
+}
