@@ -1,0 +1,535 @@
+package watch
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	apiwatch "k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+)
+
+// Defaults of StreamConfig.
+const (
+	DefaultRetryMin = 500 * time.Millisecond
+	DefaultRetryMax = 30 * time.Second
+	DefaultPageSize = 500
+)
+
+// A watch that ends without any event sooner than this after it started counts as a failed
+// attempt for back-off, so that a server closing watches at once is not hammered.
+const shortWatch = time.Second
+
+// StreamConfig describes one watch stream.
+type StreamConfig struct {
+	Key      StreamKey
+	Resource Resource
+	Client   dynamic.Interface
+	// Sanitize turns a live object into its document; a failure skips the object with a log
+	// line.
+	Sanitize func(*unstructured.Unstructured) ([]byte, error)
+	Log      logr.Logger
+	// RetryMin and RetryMax bound the exponential back-off between failed attempts
+	// (defaults DefaultRetryMin and DefaultRetryMax).
+	RetryMin, RetryMax time.Duration
+	// PageSize is the Limit of each page when the stream lists instead of using a
+	// watch-list (default DefaultPageSize).
+	PageSize int64
+}
+
+// StreamStatus reports what a stream is doing.
+type StreamStatus struct {
+	// Synced is true when the stream holds a complete snapshot and its watch is open.
+	Synced bool
+	// Snapshots counts the complete snapshots taken (each delivered to every subscriber).
+	Snapshots int
+	// WatchList is true when the last snapshot came from a watch-list (sendInitialEvents),
+	// false when it came from LIST + WATCH.
+	WatchList bool
+	// LastError is the error of the last failed attempt, "" if none failed yet.
+	LastError string
+	// Objects is the number of objects in the cache.
+	Objects int
+	// ResourceVersion is the position the stream resumes from.
+	ResourceVersion string
+	// Failures counts failed attempts (snapshots, watches that could not start or ended in an
+	// error). A snapshot that failed was never delivered.
+	Failures int
+	// Expired counts the times the server answered 410 Gone / Expired for the stream's
+	// position, each followed by a new snapshot.
+	Expired int
+}
+
+// Stream is one watch of one resource type in one scope. One goroutine owns all of its
+// state; the methods talk to it by messages.
+type Stream struct {
+	msgs   chan func(*streamState)
+	done   chan struct{}
+	cancel context.CancelFunc
+}
+
+// StartStream starts a stream. It runs until ctx ends or Stop is called.
+func StartStream(ctx context.Context, cfg StreamConfig) *Stream {
+	if cfg.RetryMin <= 0 {
+		cfg.RetryMin = DefaultRetryMin
+	}
+	if cfg.RetryMax < cfg.RetryMin {
+		cfg.RetryMax = max(DefaultRetryMax, cfg.RetryMin)
+	}
+	if cfg.PageSize <= 0 {
+		cfg.PageSize = DefaultPageSize
+	}
+	cfg.Log = cfg.Log.WithValues("stream", cfg.Key.String())
+	ctx, cancel := context.WithCancel(ctx)
+	s := &Stream{msgs: make(chan func(*streamState)), done: make(chan struct{}), cancel: cancel}
+	st := &streamState{
+		cfg:   cfg,
+		msgs:  s.msgs,
+		subs:  map[string]Subscriber{},
+		cache: map[layout.Identity]Object{},
+		retry: cfg.RetryMin,
+	}
+	go func() {
+		defer close(s.done)
+		st.run(ctx)
+	}()
+	return s
+}
+
+// Subscribe adds a subscriber, replacing one with the same id. If the stream already holds a
+// complete snapshot, the subscriber receives it from the cache at once; otherwise it receives
+// the first snapshot the stream completes.
+func (s *Stream) Subscribe(id string, sub Subscriber) {
+	s.send(func(st *streamState) {
+		st.subs[id] = sub
+		if st.haveSnapshot {
+			st.deliverSnapshot(id, sub)
+		}
+	})
+}
+
+// Unsubscribe removes a subscriber; it receives nothing after Unsubscribe returns.
+func (s *Stream) Unsubscribe(id string) {
+	s.send(func(st *streamState) { delete(st.subs, id) })
+}
+
+// Status reports the stream's state. After the stream ended it reports a zero status.
+func (s *Stream) Status() StreamStatus {
+	reply := make(chan StreamStatus, 1)
+	if !s.send(func(st *streamState) { reply <- st.status() }) {
+		return StreamStatus{}
+	}
+	return <-reply
+}
+
+// Stop ends the stream and waits until its goroutine has returned.
+func (s *Stream) Stop() {
+	s.cancel()
+	<-s.done
+}
+
+// Done is closed when the stream has ended.
+func (s *Stream) Done() <-chan struct{} { return s.done }
+
+// send runs f on the stream goroutine and waits until it ran; false if the stream ended.
+func (s *Stream) send(f func(*streamState)) bool {
+	ran := make(chan struct{})
+	select {
+	case s.msgs <- func(st *streamState) { f(st); close(ran) }:
+	case <-s.done:
+		return false
+	}
+	select {
+	case <-ran:
+		return true
+	case <-s.done:
+		// f may have run on the way out; either way the stream is gone.
+		return false
+	}
+}
+
+// streamState is owned by the stream goroutine.
+type streamState struct {
+	cfg  StreamConfig
+	msgs chan func(*streamState)
+	ctx  context.Context
+
+	subs map[string]Subscriber
+
+	// cache holds the sanitized objects of the current listing, valid when haveSnapshot.
+	cache map[layout.Identity]Object
+	// rv is the resourceVersion to resume the watch from.
+	rv           string
+	haveSnapshot bool
+	watching     bool
+	// fallback is set once the server refused a watch-list: this stream lists from then on.
+	fallback bool
+
+	snapshots     int
+	lastWatchList bool
+	lastError     string
+	failures      int
+	expired       int
+
+	retry time.Duration
+}
+
+func (st *streamState) status() StreamStatus {
+	return StreamStatus{
+		Synced:          st.haveSnapshot && st.watching,
+		Snapshots:       st.snapshots,
+		WatchList:       st.lastWatchList,
+		LastError:       st.lastError,
+		Objects:         len(st.cache),
+		ResourceVersion: st.rv,
+		Failures:        st.failures,
+		Expired:         st.expired,
+	}
+}
+
+func (st *streamState) resource() dynamic.ResourceInterface {
+	r := st.cfg.Client.Resource(st.cfg.Key.GVR)
+	if st.cfg.Key.Namespace != "" {
+		return r.Namespace(st.cfg.Key.Namespace)
+	}
+	return r
+}
+
+// run is the stream goroutine: take a snapshot when there is none, then follow the watch,
+// resuming or re-snapshotting as the rules in docs/watch-streams.md say.
+func (st *streamState) run(ctx context.Context) {
+	st.ctx = ctx
+	for ctx.Err() == nil {
+		var w apiwatch.Interface
+		if !st.haveSnapshot {
+			var err error
+			w, err = st.snapshot(ctx)
+			if err != nil {
+				st.failed(err)
+				continue
+			}
+		}
+		if w == nil {
+			var err error
+			w, err = st.resource().Watch(ctx, metav1.ListOptions{
+				ResourceVersion:     st.rv,
+				AllowWatchBookmarks: true,
+			})
+			if err != nil {
+				if !isTransport(err) {
+					// The server answered: the position is gone (410) or unusable.
+					st.haveSnapshot = false
+				}
+				st.failed(err)
+				continue
+			}
+		}
+		st.follow(ctx, w)
+	}
+}
+
+// failed records a failed attempt and waits for the back-off, still answering messages.
+// A 410 re-snapshots at once: it is the server's normal answer to an old position.
+func (st *streamState) failed(err error) {
+	if st.ctx.Err() != nil {
+		return
+	}
+	st.watching = false
+	st.lastError = err.Error()
+	if isExpired(err) {
+		st.expired++
+		st.haveSnapshot = false
+		st.cfg.Log.Info("position expired; taking a new snapshot", "resourceVersion", st.rv, "error", err.Error())
+		return
+	}
+	st.failures++
+	d := st.retry
+	st.retry = min(2*st.retry, st.cfg.RetryMax)
+	st.cfg.Log.Info("watch attempt failed; retrying", "error", err.Error(), "after", d.String(), "snapshot", st.haveSnapshot)
+	st.wait(d)
+}
+
+// succeeded resets the back-off.
+func (st *streamState) succeeded() { st.retry = st.cfg.RetryMin }
+
+// wait sleeps for d, answering messages meanwhile.
+func (st *streamState) wait(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-st.ctx.Done():
+			return
+		case f := <-st.msgs:
+			f(st)
+		case <-t.C:
+			return
+		}
+	}
+}
+
+// snapshot takes a complete, consistent listing and installs it. After a watch-list it
+// returns the open watch, positioned just after the listing; after a LIST it returns nil and
+// the caller watches from st.rv. On error nothing is installed or delivered.
+func (st *streamState) snapshot(ctx context.Context) (apiwatch.Interface, error) {
+	if !st.fallback {
+		w, err := st.resource().Watch(ctx, metav1.ListOptions{
+			SendInitialEvents:    new(true),
+			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+			AllowWatchBookmarks:  true,
+		})
+		if err == nil {
+			objs, rv, err := st.collectInitial(ctx, w)
+			if err != nil {
+				w.Stop()
+				return nil, fmt.Errorf("watch-list snapshot: %w", err)
+			}
+			st.install(objs, rv, true)
+			return w, nil
+		}
+		if !refusesWatchList(err) {
+			return nil, fmt.Errorf("start watch-list: %w", err)
+		}
+		st.fallback = true
+		st.cfg.Log.Info("server refuses watch-list (sendInitialEvents); listing instead", "error", err.Error())
+	}
+	objs, rv, err := st.list(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list snapshot: %w", err)
+	}
+	st.install(objs, rv, false)
+	return nil, nil
+}
+
+// collectInitial reads the initial events of a watch-list until the bookmark that ends them.
+func (st *streamState) collectInitial(ctx context.Context, w apiwatch.Interface) (map[layout.Identity]Object, string, error) {
+	objs := map[layout.Identity]Object{}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, "", ctx.Err()
+		case f := <-st.msgs:
+			f(st)
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return nil, "", errors.New("watch closed before the initial events ended")
+			}
+			switch ev.Type {
+			case apiwatch.Error:
+				return nil, "", apierrors.FromObject(ev.Object)
+			case apiwatch.Bookmark:
+				u, ok := ev.Object.(*unstructured.Unstructured)
+				if !ok {
+					return nil, "", fmt.Errorf("unexpected bookmark object %T", ev.Object)
+				}
+				if u.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+					return objs, u.GetResourceVersion(), nil
+				}
+			case apiwatch.Added, apiwatch.Modified:
+				u, ok := ev.Object.(*unstructured.Unstructured)
+				if !ok {
+					return nil, "", fmt.Errorf("unexpected %s object %T", ev.Type, ev.Object)
+				}
+				if obj, ok := st.object(u); ok {
+					objs[obj.ID] = obj
+				}
+			case apiwatch.Deleted:
+				if u, ok := ev.Object.(*unstructured.Unstructured); ok {
+					delete(objs, st.identity(u))
+				}
+			}
+		}
+	}
+}
+
+// list lists every page. An expired continue token (or any error) fails the whole listing.
+func (st *streamState) list(ctx context.Context) (map[layout.Identity]Object, string, error) {
+	objs := map[layout.Identity]Object{}
+	opts := metav1.ListOptions{Limit: st.cfg.PageSize}
+	for {
+		page, err := st.resource().List(ctx, opts)
+		if err != nil {
+			return nil, "", err
+		}
+		for i := range page.Items {
+			if obj, ok := st.object(&page.Items[i]); ok {
+				objs[obj.ID] = obj
+			}
+		}
+		if page.GetContinue() == "" {
+			return objs, page.GetResourceVersion(), nil
+		}
+		opts.Continue = page.GetContinue()
+		st.drain()
+	}
+}
+
+// drain answers the messages waiting, without blocking.
+func (st *streamState) drain() {
+	for {
+		select {
+		case f := <-st.msgs:
+			f(st)
+		default:
+			return
+		}
+	}
+}
+
+// install replaces the cache with a complete snapshot and delivers it to every subscriber.
+func (st *streamState) install(objs map[layout.Identity]Object, rv string, watchList bool) {
+	st.cache = objs
+	st.rv = rv
+	st.haveSnapshot = true
+	st.snapshots++
+	st.lastWatchList = watchList
+	st.succeeded()
+	st.cfg.Log.V(1).Info("snapshot complete", "objects", len(objs), "resourceVersion", rv, "watchList", watchList)
+	for _, id := range slices.Sorted(maps.Keys(st.subs)) {
+		st.deliverSnapshot(id, st.subs[id])
+	}
+}
+
+func (st *streamState) deliverSnapshot(id string, sub Subscriber) {
+	objs := slices.SortedFunc(maps.Values(st.cache), func(a, b Object) int { return compareIdentity(a.ID, b.ID) })
+	if err := sub.Snapshot(st.ctx, st.cfg.Resource, objs); err != nil {
+		st.cfg.Log.Error(err, "subscriber refused a snapshot", "subscriber", id)
+	}
+}
+
+func (st *streamState) deliverChange(ch Change) {
+	for _, id := range slices.Sorted(maps.Keys(st.subs)) {
+		if err := st.subs[id].Change(st.ctx, st.cfg.Resource, ch); err != nil {
+			st.cfg.Log.Error(err, "subscriber refused a change", "subscriber", id, "change", ch.Type.String(), "object", ch.Object.ID.String())
+		}
+	}
+}
+
+// follow reads a watch until it closes or fails, applying every event to the cache.
+func (st *streamState) follow(ctx context.Context, w apiwatch.Interface) {
+	defer w.Stop()
+	st.watching = true
+	started := time.Now()
+	events := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case f := <-st.msgs:
+			f(st)
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				st.watching = false
+				if events == 0 && time.Since(started) < shortWatch {
+					st.failed(errors.New("watch closed at once"))
+				}
+				// A closed watch resumes from st.rv.
+				return
+			}
+			events++
+			if err := st.apply(ev); err != nil {
+				st.haveSnapshot = false
+				st.failed(err)
+				return
+			}
+			st.succeeded()
+		}
+	}
+}
+
+// apply applies one watch event after the snapshot. An error ends the watch and forces a
+// new snapshot.
+func (st *streamState) apply(ev apiwatch.Event) error {
+	if ev.Type == apiwatch.Error {
+		return apierrors.FromObject(ev.Object)
+	}
+	u, ok := ev.Object.(*unstructured.Unstructured)
+	if !ok {
+		return fmt.Errorf("unexpected %s object %T", ev.Type, ev.Object)
+	}
+	switch ev.Type {
+	case apiwatch.Bookmark:
+		st.rv = u.GetResourceVersion()
+	case apiwatch.Added, apiwatch.Modified:
+		st.rv = u.GetResourceVersion()
+		obj, ok := st.object(u)
+		if !ok {
+			return nil
+		}
+		old, had := st.cache[obj.ID]
+		st.cache[obj.ID] = obj
+		if had && bytes.Equal(old.Doc, obj.Doc) && maps.Equal(old.Labels, obj.Labels) {
+			return nil
+		}
+		typ := Created
+		if had {
+			typ = Updated
+		}
+		st.deliverChange(Change{Type: typ, Object: obj})
+	case apiwatch.Deleted:
+		st.rv = u.GetResourceVersion()
+		id := st.identity(u)
+		last, had := st.cache[id]
+		delete(st.cache, id)
+		if !had {
+			// Never delivered (its sanitizing failed); the receiver may still hold a
+			// document from an older snapshot, so tell it anyway.
+			last = Object{ID: id, Labels: u.GetLabels(), ResourceVersion: u.GetResourceVersion()}
+		} else {
+			last.ResourceVersion = u.GetResourceVersion()
+		}
+		st.deliverChange(Change{Type: Deleted, Object: last})
+	}
+	return nil
+}
+
+func (st *streamState) identity(u *unstructured.Unstructured) layout.Identity {
+	return layout.Identity{Group: st.cfg.Key.GVR.Group, Kind: st.cfg.Resource.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
+}
+
+// object sanitizes a live object; false (with a log line) when sanitizing fails.
+func (st *streamState) object(u *unstructured.Unstructured) (Object, bool) {
+	id := st.identity(u)
+	doc, err := st.cfg.Sanitize(u)
+	if err != nil {
+		st.cfg.Log.Error(err, "cannot sanitize object; skipped", "object", id.String(), "resourceVersion", u.GetResourceVersion())
+		return Object{}, false
+	}
+	return Object{ID: id, Labels: u.GetLabels(), ResourceVersion: u.GetResourceVersion(), Doc: doc}, true
+}
+
+func compareIdentity(a, b layout.Identity) int {
+	return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Kind, b.Kind),
+		cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+}
+
+// isExpired reports a 410: the position (or a continue token) is older than the server keeps.
+func isExpired(err error) bool {
+	var st apierrors.APIStatus
+	return errors.As(err, &st) && st.Status().Code == http.StatusGone
+}
+
+// isTransport reports an error that did not come from the API server (connection refused,
+// reset, TLS handshake cut): the stream's position is still good.
+func isTransport(err error) bool {
+	var st apierrors.APIStatus
+	return !errors.As(err, &st)
+}
+
+// refusesWatchList reports the server's refusal of sendInitialEvents: the WatchList feature
+// is off (field Forbidden → 422 Invalid) or the server predates it (400 / 422).
+func refusesWatchList(err error) bool {
+	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)
+}
