@@ -1,6 +1,8 @@
 package layout
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path"
 	"strings"
@@ -59,7 +61,7 @@ func choosePath(ix *Index, t TypeInfo, id Identity, p Placement) (placeNew, erro
 		return placeNew{path: out}, nil
 	}
 	if ks := ix.kustomizationPaths(); len(ks) == 1 {
-		file := id.Name + "-" + strings.ToLower(id.Kind) + fileExt(id)
+		file := fileName(id.Name, "-"+strings.ToLower(id.Kind)+fileExt(id))
 		out := path.Join(path.Dir(ks[0]), file)
 		if err := checkPlacedPath(out); err != nil {
 			return placeNew{}, fmt.Errorf("place %s beside %s: %w", id, ks[0], err)
@@ -76,7 +78,23 @@ func choosePath(ix *Index, t TypeInfo, id Identity, p Placement) (placeNew, erro
 // canonicalPath is {namespace|_cluster}/{group|core}/{resource}/{name}.yaml,
 // with ".sops.yaml" for a Secret.
 func canonicalPath(t TypeInfo, id Identity) string {
-	return namespaceOrCluster(id) + "/" + groupOrCore(t.Group) + "/" + t.Resource + "/" + id.Name + fileExt(id)
+	return namespaceOrCluster(id) + "/" + groupOrCore(t.Group) + "/" + t.Resource + "/" + fileName(id.Name, fileExt(id))
+}
+
+// maxFileName is the longest file name most filesystems can check out (bytes).
+const maxFileName = 255
+
+// fileName is name followed by suffix. A Kubernetes name may be 253 characters long, too
+// long for a file name with its suffix: such a name is cut and made unique again with a
+// hash of the whole name. Nothing is lost: the document inside still names the object,
+// and the writer finds documents by what they hold, not by their file's name.
+func fileName(name, suffix string) string {
+	if len(name)+len(suffix) <= maxFileName {
+		return name + suffix
+	}
+	sum := sha256.Sum256([]byte(name))
+	tag := "-" + hex.EncodeToString(sum[:])[:12]
+	return name[:maxFileName-len(suffix)-len(tag)] + tag + suffix
 }
 
 func fileExt(id Identity) string {
@@ -154,6 +172,16 @@ func checkPlacedPath(p string) error {
 		return fmt.Errorf("file name %q is empty or reserved", base)
 	case classify(p) != classObjects:
 		return fmt.Errorf("file name %q is reserved", base)
+	case longestSegment(p) > maxFileName:
+		return fmt.Errorf("a path segment is longer than %d bytes, which most filesystems cannot check out", maxFileName)
 	}
 	return nil
+}
+
+func longestSegment(p string) int {
+	longest := 0
+	for _, seg := range strings.Split(p, "/") {
+		longest = max(longest, len(seg))
+	}
+	return longest
 }
