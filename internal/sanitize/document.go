@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -157,10 +158,16 @@ func reflectToJSON(rv reflect.Value) (any, bool) {
 }
 
 // stringNode lets the encoder choose the style: plain where the string reads back as a
-// string, double-quoted where it would read as a number, bool or null, literal block for
-// multi-line text that a literal block can hold.
+// string, double-quoted where YAML 1.2 would read it as a number, bool or null, literal
+// block for multi-line text that a literal block can hold. Strings that only YAML 1.1 reads
+// as something else ("yes", "off", "1:20") are double-quoted too: kubectl, Flux and
+// kustomize read documents with YAML 1.1 parsers.
 func stringNode(s string) *yaml.Node {
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+	if isYAML11Special(s) {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	return n
 }
 
 func numberNode(num any, path string) (*yaml.Node, error) {
@@ -171,7 +178,14 @@ func numberNode(num any, path string) (*yaml.Node, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return nil, fmt.Errorf("%s: %v is not a JSON number", path, f)
 	}
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: formatFloat(f)}, nil
+	v := formatFloat(f)
+	tag := "!!float"
+	if !strings.ContainsAny(v, ".e") {
+		// A whole number (JSON 3.0 decodes to float64 3) is written as the integer it is;
+		// tagging it a float would make the encoder write "!!float 3".
+		tag = "!!int"
+	}
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: v}, nil
 }
 
 // formatFloat writes a float without an exponent in the usual range, so that a whole number

@@ -1,0 +1,16 @@
+package sanitize
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+)
+
+// Reduce is ReduceDocument for the resource type as the layout describes it, so that a
+// Defaulter serves as the branch worker's Reducer.
+func (d *Defaulter) Reduce(ctx context.Context, typ layout.TypeInfo, source, live []byte) ([]byte, error) {
+	gvr := schema.GroupVersionResource{Group: typ.Group, Version: typ.Version, Resource: typ.Resource}
+	return d.ReduceDocument(ctx, gvr, source, live)
+}

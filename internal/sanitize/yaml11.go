@@ -1,0 +1,58 @@
+package sanitize
+
+// yaml11Bools are the plain scalars YAML 1.1 reads as booleans and YAML 1.2 reads as strings.
+var yaml11Bools = [...]string{
+	"y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO",
+	"on", "On", "ON", "off", "Off", "OFF",
+}
+
+// isYAML11Special reports whether a YAML 1.1 parser would read the plain scalar s as
+// something other than a string.
+func isYAML11Special(s string) bool {
+	for _, b := range yaml11Bools {
+		if s == b {
+			return true
+		}
+	}
+	return isSexagesimal(s)
+}
+
+// isSexagesimal matches YAML 1.1 base-60 numbers such as 1:20 or -190:20:30.15:
+// [-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?
+func isSexagesimal(s string) bool {
+	i := 0
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		i++
+	}
+	if i >= len(s) || !isDigit(s[i]) {
+		return false
+	}
+	for i < len(s) && (isDigit(s[i]) || s[i] == '_') {
+		i++
+	}
+	groups := 0
+	for i < len(s) && s[i] == ':' {
+		i++
+		switch {
+		case i+1 < len(s) && s[i] >= '0' && s[i] <= '5' && isDigit(s[i+1]):
+			i += 2
+		case i < len(s) && isDigit(s[i]):
+			i++
+		default:
+			return false
+		}
+		groups++
+	}
+	if groups == 0 {
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for i < len(s) && (isDigit(s[i]) || s[i] == '_') {
+			i++
+		}
+	}
+	return i == len(s)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
