@@ -150,8 +150,20 @@ type Catalog struct {
 	trigger  chan struct{}
 	synced   chan struct{}
 
-	mu  sync.RWMutex
-	cur *ResourceSet
+	mu   sync.RWMutex
+	cur  *ResourceSet
+	last RefreshResult
+}
+
+// RefreshResult tells how the latest refresh went, for status and tests.
+type RefreshResult struct {
+	// Attempt counts refreshes, successful or not; 0 means none has finished yet.
+	Attempt uint64
+	// Err is set when discovery failed entirely and the whole previous set was kept.
+	Err error
+	// FailedGroupVersions are the group/versions that failed in a partial answer; the
+	// previously known resources of their groups were kept.
+	FailedGroupVersions []string
 }
 
 // NewCatalog returns a catalog that asks disco. It is empty until Run has refreshed it once
@@ -200,6 +212,13 @@ func (c *Catalog) Version() uint64 { return c.Snapshot().Version() }
 // Changes returns a channel that is closed at the next change of the catalog. Take it
 // before reading the catalog, then wait on it.
 func (c *Catalog) Changes() <-chan struct{} { return c.Snapshot().Changed() }
+
+// LastRefresh tells how the latest refresh went.
+func (c *Catalog) LastRefresh() RefreshResult {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.last
+}
 
 // Synced is closed after the first successful refresh.
 func (c *Catalog) Synced() <-chan struct{} { return c.synced }
@@ -276,33 +295,47 @@ func (c *Catalog) refresh() bool {
 		cd.Invalidate()
 	}
 	groups, lists, err := c.disco.ServerGroupsAndResources()
+	result := RefreshResult{Attempt: c.LastRefresh().Attempt + 1}
 	var failed map[schema.GroupVersion]error
 	if err != nil {
 		var gerr *discovery.ErrGroupDiscoveryFailed
 		if !errors.As(err, &gerr) {
 			c.log.Error(err, "discovery failed; keeping the previously known resource types")
+			result.Err = err
+			c.mu.Lock()
+			c.last = result
+			c.mu.Unlock()
 			return false
 		}
 		failed = gerr.Groups
+		result.FailedGroupVersions = failedGroupVersions(failed)
 		c.log.Info("discovery failed for some API groups; keeping their previously known resource types",
-			"groupVersions", failedGroupVersions(failed))
+			"groupVersions", result.FailedGroupVersions)
 	}
 	prev := c.Snapshot()
 	next := mergeDiscovery(prev, groups, lists, failed)
 	if prev.version > 0 && prev.equalContent(next) {
+		c.mu.Lock()
+		c.last = result
+		c.mu.Unlock()
 		return err == nil
 	}
 	set := newResourceSet(next, prev.version+1, make(chan struct{}))
 	added, removed := diffSets(prev, set)
 	c.mu.Lock()
 	c.cur = set
+	c.last = result
 	c.mu.Unlock()
 	close(prev.changed)
 	if set.version == 1 {
 		close(c.synced)
 	}
-	c.log.Info("resource catalog changed", "version", set.version, "resources", set.Len(),
-		"added", added, "removed", removed)
+	if set.version == 1 {
+		c.log.Info("resource catalog synced", "version", set.version, "resources", set.Len())
+	} else {
+		c.log.Info("resource catalog changed", "version", set.version, "resources", set.Len(),
+			"added", added, "removed", removed)
+	}
 	return err == nil
 }
 
