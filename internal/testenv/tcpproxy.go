@@ -21,9 +21,10 @@ type TCPProxy struct {
 	down  bool
 	cuts  int
 	// armed, when >= 0, is the number of bytes from upstream after which every connection
-	// is cut once.
-	armed int64
-	wg    sync.WaitGroup
+	// is cut once (and the proxy goes down if armedDown).
+	armed     int64
+	armedDown bool
+	wg        sync.WaitGroup
 }
 
 // StartTCPProxy listens on 127.0.0.1:0 and forwards every connection to upstream
@@ -87,7 +88,15 @@ func (p *TCPProxy) Cuts() int {
 func (p *TCPProxy) CutAfter(n int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.armed = n
+	p.armed, p.armedDown = n, false
+}
+
+// DownAfter is CutAfter that also sets the proxy down when it cuts, so that a client's
+// transparent retries fail too; SetDown(false) brings it back.
+func (p *TCPProxy) DownAfter(n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.armed, p.armedDown = n, true
 }
 
 // SetDown makes the proxy close new connections at once (down) or forward them again.
@@ -181,6 +190,7 @@ func (p *TCPProxy) count(n int64) {
 	p.armed -= n
 	if p.armed <= 0 {
 		p.armed = -1
+		p.down = p.down || p.armedDown
 		p.cutLocked()
 	}
 }

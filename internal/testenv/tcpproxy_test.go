@@ -94,3 +94,21 @@ func TestTCPProxyCutsAfterBytes(t *testing.T) {
 		t.Fatalf("cuts = %d, want 1", p.Cuts())
 	}
 }
+
+func TestTCPProxyGoesDownAfterBytes(t *testing.T) {
+	p := StartTCPProxy(t, echoServer(t))
+	c, r := dialEcho(t, p.Addr())
+	p.DownAfter(1)
+	if !echoes(c, r, "x") || echoes(c, r, "y") {
+		t.Fatal("the connection survived the threshold")
+	}
+	c, r = dialEcho(t, p.Addr())
+	if echoes(c, r, "while down") {
+		t.Fatal("the proxy is not down after the threshold")
+	}
+	p.SetDown(false)
+	c, r = dialEcho(t, p.Addr())
+	if !echoes(c, r, "up") {
+		t.Fatal("the proxy does not come back up")
+	}
+}

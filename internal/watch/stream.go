@@ -223,10 +223,8 @@ func (st *streamState) run(ctx context.Context) {
 		}
 		if w == nil {
 			var err error
-			w, err = st.resource().Watch(ctx, metav1.ListOptions{
-				ResourceVersion:     st.rv,
-				AllowWatchBookmarks: true,
-			})
+			opts := metav1.ListOptions{ResourceVersion: st.rv, AllowWatchBookmarks: true}
+			w, err = await(st, func() (apiwatch.Interface, error) { return st.resource().Watch(ctx, opts) })
 			if err != nil {
 				if !isTransport(err) {
 					// The server answered: the position is gone (410) or unusable.
@@ -285,11 +283,12 @@ func (st *streamState) wait(d time.Duration) {
 // the caller watches from st.rv. On error nothing is installed or delivered.
 func (st *streamState) snapshot(ctx context.Context) (apiwatch.Interface, error) {
 	if !st.fallback {
-		w, err := st.resource().Watch(ctx, metav1.ListOptions{
+		opts := metav1.ListOptions{
 			SendInitialEvents:    new(true),
 			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
 			AllowWatchBookmarks:  true,
-		})
+		}
+		w, err := await(st, func() (apiwatch.Interface, error) { return st.resource().Watch(ctx, opts) })
 		if err == nil {
 			objs, rv, err := st.collectInitial(ctx, w)
 			if err != nil {
@@ -359,7 +358,7 @@ func (st *streamState) list(ctx context.Context) (map[layout.Identity]Object, st
 	objs := map[layout.Identity]Object{}
 	opts := metav1.ListOptions{Limit: st.cfg.PageSize}
 	for {
-		page, err := st.resource().List(ctx, opts)
+		page, err := await(st, func() (*unstructured.UnstructuredList, error) { return st.resource().List(ctx, opts) })
 		if err != nil {
 			return nil, "", err
 		}
@@ -372,18 +371,28 @@ func (st *streamState) list(ctx context.Context) (map[layout.Identity]Object, st
 			return objs, page.GetResourceVersion(), nil
 		}
 		opts.Continue = page.GetContinue()
-		st.drain()
 	}
 }
 
-// drain answers the messages waiting, without blocking.
-func (st *streamState) drain() {
+// await runs one request to the API server on a helper goroutine and answers messages
+// until it returns, so that Status and Subscribe do not wait for client-go's retries. The
+// helper touches no stream state; the request ends with the stream's context.
+func await[T any](st *streamState, call func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := call()
+		done <- result{v, err}
+	}()
 	for {
 		select {
+		case r := <-done:
+			return r.v, r.err
 		case f := <-st.msgs:
 			f(st)
-		default:
-			return
 		}
 	}
 }
