@@ -111,7 +111,15 @@ func TestCapturedFixturesSanitizeLikeTheLiveObjects(t *testing.T) {
 			}
 			continue
 		}
-		if got, want := objectBytes(t, live), mustDocument(t, Clean(readLive(t, name))); !bytes.Equal(got, want) {
+		capturedLive := readLive(t, name)
+		if name == "service-nodeport" {
+			// The node port is allocated anew on every run; everything else must match.
+			port, _ := lookup(capturedLive, "spec", "ports", 0, "nodePort")
+			if err := unstructured.SetNestedField(live.Object["spec"].(map[string]any)["ports"].([]any)[0].(map[string]any), port, "nodePort"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, want := objectBytes(t, live), mustDocument(t, Clean(capturedLive)); !bytes.Equal(got, want) {
 			t.Errorf("%s: the live object sanitizes differently from the captured one:\n--- live\n%s--- captured\n%s", name, got, want)
 		}
 		if defaulted != nil {

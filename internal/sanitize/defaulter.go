@@ -38,8 +38,8 @@ func NewDefaulter(client dynamic.Interface) *Defaulter {
 // Defaulted returns, cleaned, the object the API server would make of source if it were
 // written over the existing object of the same name: a server-side dry-run update (PUT with
 // dryRun=All). The update is unconditional (no resourceVersion); when the type requires one
-// (the server answers Conflict, as custom resources do), it is retried once with the live
-// object's resourceVersion. The namespace is the source's.
+// (built-in types answer Conflict, custom resources Invalid on metadata.resourceVersion), it
+// is retried once with the live object's resourceVersion. The namespace is the source's.
 func (d *Defaulter) Defaulted(ctx context.Context, gvr schema.GroupVersionResource, source map[string]any) (map[string]any, error) {
 	obj := &unstructured.Unstructured{Object: Clean(source)}
 	name, ns := obj.GetName(), obj.GetNamespace()
@@ -53,7 +53,7 @@ func (d *Defaulter) Defaulted(ctx context.Context, gvr schema.GroupVersionResour
 	}
 	opts := metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: dryRunFieldManager}
 	out, err := res.Update(ctx, obj, opts)
-	if apierrors.IsConflict(err) {
+	if needsResourceVersion(err) {
 		current, getErr := res.Get(ctx, name, metav1.GetOptions{})
 		if getErr != nil {
 			return nil, fmt.Errorf("dry-run %s: get resourceVersion after conflict: %w", what, getErr)
@@ -68,6 +68,25 @@ func (d *Defaulter) Defaulted(ctx context.Context, gvr schema.GroupVersionResour
 		return nil, fmt.Errorf("dry-run %s: %w", what, err)
 	}
 	return Clean(out.Object), nil
+}
+
+// needsResourceVersion tells whether the server refused an unconditional update: built-in
+// types that require a resourceVersion answer Conflict, custom resources answer Invalid on
+// metadata.resourceVersion.
+func needsResourceVersion(err error) bool {
+	if apierrors.IsConflict(err) {
+		return true
+	}
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Field == "metadata.resourceVersion" {
+			return true
+		}
+	}
+	return false
 }
 
 // ReduceDocument returns the document to write for an object whose document already exists
