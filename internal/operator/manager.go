@@ -3,6 +3,8 @@ package operator
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -10,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/gitops-reverser/gitops-reverser/internal/controller"
 	"github.com/gitops-reverser/gitops-reverser/internal/kubescheme"
 )
 
@@ -61,6 +64,13 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return fmt.Errorf("add ready check: %w", err)
+	}
+	workDir := opts.WorkDir
+	if workDir == "" {
+		workDir = filepath.Join(os.TempDir(), "gitops-reverser")
+	}
+	if err := controller.Setup(ctx, mgr, controller.SetupOptions{WorkDir: workDir, Tune: opts.Tune}); err != nil {
+		return fmt.Errorf("set up controllers: %w", err)
 	}
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("run manager: %w", err)

@@ -4,6 +4,10 @@ package operator
 import (
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/worker"
 )
 
 // Options are the flags of `gitops-reverser run` (SPEC section 11).
@@ -14,6 +18,11 @@ type Options struct {
 	LeaderElect            bool
 	LeaderElectionID       string
 	LeaderElectionNS       string
+	// WorkDir holds the branch workers' local copies of the repositories.
+	WorkDir string
+	// Tune, when set, adjusts every branch worker's configuration (embedding and tests;
+	// there is no flag for it).
+	Tune func(*worker.Config)
 
 	// Audit webhook for attribution (SPEC section 7).
 	AuditBindAddress  string
@@ -31,6 +40,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "Elect a leader so that only one replica writes.")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", "gitops-reverser.gitops-reverser.io", "Name of the leader election Lease.")
 	fs.StringVar(&o.LeaderElectionNS, "leader-election-namespace", "", "Namespace of the leader election Lease; empty means the operator's own namespace.")
+	fs.StringVar(&o.WorkDir, "work-dir", filepath.Join(os.TempDir(), "gitops-reverser"), "Directory for the local copies of the repositories (an emptyDir in a cluster).")
 	fs.StringVar(&o.AuditBindAddress, "audit-bind-address", "", "Address of the audit webhook (/audit-webhook) for author attribution; empty turns attribution off.")
 	fs.StringVar(&o.AuditCertFile, "audit-cert-file", "", "TLS certificate of the audit webhook.")
 	fs.StringVar(&o.AuditKeyFile, "audit-key-file", "", "TLS key of the audit webhook.")

@@ -168,6 +168,7 @@ func (s *branchState) status() Status {
 		Refused:      map[string]string{},
 		Retained:     map[string]int{},
 		Pushes:       s.pushes,
+		LastPush:     s.lastPush,
 		Failures:     s.failures,
 		RetryAt:      s.retryAt,
 		NextPushAt:   s.nextPushAt(),

@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+
+	"github.com/go-logr/logr"
 	"sync"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/ownership"
@@ -19,38 +22,74 @@ type Registry struct {
 	baseDir string
 
 	mu      sync.Mutex
-	workers map[ownership.BranchKey]*Worker
+	workers map[ownership.BranchKey]*entry
+}
+
+// entry is one running worker with what it was started from.
+type entry struct {
+	worker      *Worker
+	cancel      context.CancelFunc
+	fingerprint string
 }
 
 // NewRegistry returns a registry whose workers keep their local copies below baseDir and
 // stop when ctx ends.
 func NewRegistry(ctx context.Context, baseDir string) *Registry {
-	return &Registry{ctx: ctx, baseDir: baseDir, workers: map[ownership.BranchKey]*Worker{}}
+	return &Registry{ctx: ctx, baseDir: baseDir, workers: map[ownership.BranchKey]*entry{}}
 }
 
 // Ensure returns the worker of cfg's repository branch, starting it when there is none.
-// cfg.Dir is chosen by the registry.
-func (r *Registry) Ensure(cfg Config) (*Worker, ownership.BranchKey, error) {
-	key, err := ownership.KeyFor(cfg.URL, cfg.Branch)
+// When the branch's worker runs with another configuration (a rotated credential, a new
+// committer or window), it is stopped — after its last attempt to push — and replaced:
+// replaced is true, and the caller hands the new worker its targets and snapshots, which
+// re-derive whatever the old one had not pushed (G10). cfg.Dir is chosen by the registry.
+func (r *Registry) Ensure(cfg Config) (w *Worker, key ownership.BranchKey, replaced bool, err error) {
+	key, err = ownership.KeyFor(cfg.URL, cfg.Branch)
 	if err != nil {
-		return nil, ownership.BranchKey{}, err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if w, ok := r.workers[key]; ok {
-		select {
-		case <-w.Done():
-		default:
-			return w, key, nil
-		}
+		return nil, ownership.BranchKey{}, false, err
 	}
 	cfg.Dir = filepath.Join(r.baseDir, dirName(key))
-	w, err := Start(r.ctx, cfg)
-	if err != nil {
-		return nil, key, fmt.Errorf("start worker for %s: %w", key, err)
+	fp := fingerprint(cfg)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.workers[key]; ok {
+		if e.fingerprint == fp && !stopped(e.worker) {
+			return e.worker, key, false, nil
+		}
+		e.stop()
+		delete(r.workers, key)
+		replaced = true
 	}
-	r.workers[key] = w
-	return w, key, nil
+	ctx, cancel := context.WithCancel(r.ctx)
+	w, err = Start(ctx, cfg)
+	if err != nil {
+		cancel()
+		return nil, key, replaced, fmt.Errorf("start worker for %s: %w", key, err)
+	}
+	r.workers[key] = &entry{worker: w, cancel: cancel, fingerprint: fp}
+	return w, key, replaced, nil
+}
+
+// Lookup returns the running worker of key.
+func (r *Registry) Lookup(key ownership.BranchKey) (*Worker, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.workers[key]
+	if !ok || stopped(e.worker) {
+		return nil, false
+	}
+	return e.worker, true
+}
+
+// Release stops the worker of key after its last attempt to push, when no GitTarget
+// writes the branch any more.
+func (r *Registry) Release(key ownership.BranchKey) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.workers[key]; ok {
+		e.stop()
+		delete(r.workers, key)
+	}
 }
 
 // Len is the number of workers started and not replaced.
@@ -58,6 +97,33 @@ func (r *Registry) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.workers)
+}
+
+func (e *entry) stop() {
+	e.cancel()
+	<-e.worker.Done()
+}
+
+func stopped(w *Worker) bool {
+	select {
+	case <-w.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// fingerprint summarizes what a worker was started from, so that a change is noticed.
+// It is a hash: the credentials in it never leave the process.
+// The URL's spelling is left out: two spellings of one repository share a worker.
+func fingerprint(cfg Config) string {
+	cfg.Log, cfg.Reducer, cfg.URL = logr.Logger{}, nil, ""
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return "" // never equal to a real fingerprint: the worker is replaced
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // dirName gives each key its own folder without putting the URL on disk in clear.

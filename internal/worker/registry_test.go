@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
@@ -12,14 +13,14 @@ func TestOneWorkerPerNormalizedRepositoryBranch(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	reg := NewRegistry(ctx, t.TempDir())
+	key, err := testenv.NewSSHKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds := gitrepo.Credentials{SSHPrivateKey: key.PrivateKeyPEM, KnownHosts: []byte("git.example.com " + string(marshalAuthorizedKey(key)))}
 	ensure := func(url, branch string) *Worker {
 		t.Helper()
-		key, err := testenv.NewSSHKey()
-		if err != nil {
-			t.Fatal(err)
-		}
-		creds := gitrepo.Credentials{SSHPrivateKey: key.PrivateKeyPEM, KnownHosts: []byte("git.example.com " + string(marshalAuthorizedKey(key)))}
-		w, _, err := reg.Ensure(Config{URL: url, Branch: branch, AllowedBranches: []string{"**"}, Credentials: creds})
+		w, _, _, err := reg.Ensure(Config{URL: url, Branch: branch, AllowedBranches: []string{"**"}, Credentials: creds})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,4 +40,38 @@ func TestOneWorkerPerNormalizedRepositoryBranch(t *testing.T) {
 	if reg.Len() != 3 {
 		t.Fatalf("registry holds %d workers, want 3", reg.Len())
 	}
+}
+
+func TestChangedCredentialsReplaceTheWorkerAfterItStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reg := NewRegistry(ctx, t.TempDir())
+	cfg := Config{URL: "https://git.example.com/team/app.git", Branch: "main", AllowedBranches: []string{"main"},
+		Credentials: gitrepo.Credentials{Username: "bot", Password: "old"}, RetryMax: 50 * time.Millisecond}
+	first, key, replaced, err := reg.Ensure(cfg)
+	if err != nil || replaced {
+		t.Fatalf("first Ensure: replaced=%v err=%v", replaced, err)
+	}
+	same, _, replaced, err := reg.Ensure(cfg)
+	if err != nil || replaced || same != first {
+		t.Fatalf("an unchanged configuration replaced the worker (replaced=%v err=%v)", replaced, err)
+	}
+	cfg.Credentials.Password = "rotated"
+	second, _, replaced, err := reg.Ensure(cfg)
+	if err != nil || !replaced || second == first {
+		t.Fatalf("a rotated password kept the old worker (replaced=%v err=%v)", replaced, err)
+	}
+	select {
+	case <-first.Done():
+	default:
+		t.Fatal("the replaced worker is still running")
+	}
+	if w, ok := reg.Lookup(key); !ok || w != second {
+		t.Fatal("Lookup does not return the new worker")
+	}
+	reg.Release(key)
+	if _, ok := reg.Lookup(key); ok || reg.Len() != 0 {
+		t.Fatal("Release left the worker registered")
+	}
+	<-second.Done()
 }

@@ -189,6 +189,7 @@ type Status struct {
 	Refused      map[string]string
 	Retained     map[string]int // target -> documents kept by suppressed sweeps
 	Pushes       int            // successful pushes
+	LastPush     time.Time      // when the last push succeeded
 	// SigningPublicKey is the commit signing key in authorized_keys form, when signing.
 	SigningPublicKey string
 	// Failures counts consecutive failed fetches or pushes; RetryAt is the next attempt.

@@ -1,0 +1,126 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
+	"github.com/gitops-reverser/gitops-reverser/internal/worker"
+)
+
+// Reasons of CommitRequests.
+const (
+	ReasonPushed            = "Pushed"
+	ReasonNothingPending    = "NothingPending"
+	ReasonPushFailed        = "PushFailed"
+	ReasonAttributionOff    = "AttributionOff"
+	commitRequestRetry      = 5 * time.Second
+	commitRequestSaveBudget = 5 * time.Minute
+)
+
+// CommitRequestReconciler closes the open window of the named GitTarget with the request's
+// message and reports the commit as it exists on the remote after any replay (A5). A
+// request is answered once; its spec is immutable.
+type CommitRequestReconciler struct {
+	client.Client
+	Pipeline *Pipeline
+}
+
+func (r *CommitRequestReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1.CommitRequest{}).
+		// A request waits for its push; others must not queue behind it.
+		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
+		Named("commitrequest").
+		Complete(r)
+}
+
+func (r *CommitRequestReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	var cr v1.CommitRequest
+	if err := r.Get(ctx, req.NamespacedName, &cr); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if meta.IsStatusConditionTrue(cr.Status.Conditions, v1.ConditionPushed) {
+		return reconcile.Result{}, nil // answered
+	}
+	orig := cr.DeepCopy()
+	conds := conditions{list: &cr.Status.Conditions, generation: cr.Generation}
+	prob := r.save(ctx, &cr, conds)
+	if prob != nil {
+		conds.set(v1.ConditionPushed, false, prob.reason, prob.message)
+		conds.ready(false, prob.reason, prob.message, false)
+	}
+	cr.Status.ObservedGeneration = cr.Generation
+	if err := r.Status().Patch(ctx, &cr, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
+		return reconcile.Result{}, fmt.Errorf("update status of CommitRequest %s: %w", req.NamespacedName, err)
+	}
+	if prob != nil {
+		return reconcile.Result{RequeueAfter: commitRequestRetry}, nil
+	}
+	return reconcile.Result{}, nil
+}
+
+// save asks the target's worker to close its window and waits for the push.
+func (r *CommitRequestReconciler) save(ctx context.Context, cr *v1.CommitRequest, conds conditions) *problem {
+	target := client.ObjectKey{Namespace: cr.Namespace, Name: cr.Spec.TargetRef.Name}
+	var t v1.GitTarget
+	if err := r.Get(ctx, target, &t); err != nil {
+		return &problem{reason: ReasonTargetNotFound, message: fmt.Sprintf("GitTarget %s named by spec.targetRef cannot be read: %s", target, reasonOf(err))}
+	}
+	key, ok := r.Pipeline.Router.Key(target.String())
+	var w *worker.Worker
+	if ok {
+		w, ok = r.Pipeline.Workers.Lookup(key)
+	}
+	if !ok {
+		return &problem{reason: ReasonTargetNotReady, message: fmt.Sprintf("GitTarget %s is not writing a branch yet (see its conditions); retrying", target)}
+	}
+	ctx, cancel := context.WithTimeout(ctx, commitRequestSaveBudget)
+	defer cancel()
+	reply, err := w.Save(ctx, target.String(), cr.Spec.Message)
+	if err != nil {
+		return &problem{reason: ReasonPushFailed, message: fmt.Sprintf("hand the request to the branch worker: %v", err)}
+	}
+	var res worker.SaveResult
+	select {
+	case res = <-reply:
+	case <-ctx.Done():
+		return &problem{reason: ReasonPushFailed, message: "the commit is not on the remote yet; retrying"}
+	}
+	cr.Status.Branch = t.Spec.Branch
+	conds.set(v1.ConditionAuthorAttributed, false, ReasonAttributionOff, "attribution is not configured: the commit's author is the committer")
+	switch {
+	case res.Err != nil:
+		return &problem{reason: ReasonPushFailed, message: fmt.Sprintf("push: %v; retrying", res.Err)}
+	case res.NoWindow || res.SHA == "":
+		st, err := w.Status(ctx)
+		if err != nil {
+			return &problem{reason: ReasonPushFailed, message: err.Error()}
+		}
+		cr.Status.SHA = st.RemoteTip
+		msg := "no change of the target was waiting to be committed; sha is the branch tip"
+		conds.set(v1.ConditionPushed, true, ReasonNothingPending, msg)
+		conds.ready(true, ReasonNothingPending, msg, false)
+		return nil
+	}
+	cr.Status.SHA = res.SHA
+	msg := fmt.Sprintf("commit %s is on branch %s", shortSHA(res.SHA), t.Spec.Branch)
+	conds.set(v1.ConditionPushed, true, ReasonPushed, msg)
+	conds.ready(true, ReasonPushed, msg, false)
+	return nil
+}
+
+func shortSHA(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}

@@ -1,0 +1,280 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
+	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
+	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+	"github.com/gitops-reverser/gitops-reverser/internal/ownership"
+	"github.com/gitops-reverser/gitops-reverser/internal/worker"
+)
+
+// Requeue intervals of a GitTarget: soon while it works towards ready, then now and then to
+// refresh the status the pipeline reports (last commit, retained documents).
+const (
+	targetRequeueNotReady = 5 * time.Second
+	targetRequeueReady    = 30 * time.Second
+)
+
+// GitTargetReconciler validates a GitTarget, attaches it to its branch's worker, runs the
+// streams its rules claim, and reports what the pipeline sees.
+type GitTargetReconciler struct {
+	client.Client
+	Pipeline *Pipeline
+}
+
+// SetupWithManager registers the reconciler and everything that affects a target.
+func (r *GitTargetReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	createOrDelete := predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return true },
+		DeleteFunc: func(event.DeleteEvent) bool { return true },
+		UpdateFunc: func(event.UpdateEvent) bool { return false },
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1.GitTarget{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// A target that comes or goes can change the owner of a branch: every target looks again.
+		Watches(&v1.GitTarget{}, handler.EnqueueRequestsFromMapFunc(r.allTargets), builder.WithPredicates(createOrDelete)).
+		Watches(&v1.GitProvider{}, handler.EnqueueRequestsFromMapFunc(r.allTargets), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.targetsOfSecret)).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allTargets), builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		Watches(&v1.WatchRule{}, handler.EnqueueRequestsFromMapFunc(targetOfWatchRule), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1.ClusterWatchRule{}, handler.EnqueueRequestsFromMapFunc(targetOfClusterWatchRule), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WatchesRawSource(source.Channel(r.Pipeline.Retarget, &handler.EnqueueRequestForObject{})).
+		Named("gittarget").
+		Complete(r)
+}
+
+func (r *GitTargetReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	name := req.String()
+	var t v1.GitTarget
+	if err := r.Get(ctx, req.NamespacedName, &t); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.detach(ctx, name)
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	if !t.DeletionTimestamp.IsZero() {
+		r.detach(ctx, name)
+		return reconcile.Result{}, nil
+	}
+	orig := t.DeepCopy()
+	conds := conditions{list: &t.Status.Conditions, generation: t.Generation}
+	prob := r.sync(ctx, &t, conds)
+	after := targetRequeueReady
+	if prob != nil {
+		conds.set(prob.condition, false, prob.reason, prob.message)
+		conds.ready(false, prob.reason, prob.message, prob.stalled)
+		after = targetRequeueNotReady
+	}
+	t.Status.ObservedGeneration = t.Generation
+	if err := r.Status().Patch(ctx, &t, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
+		return reconcile.Result{}, fmt.Errorf("update status of GitTarget %s: %w", name, err)
+	}
+	return reconcile.Result{RequeueAfter: after}, nil
+}
+
+// sync brings the pipeline in line with the target and fills its status. A problem leaves
+// the target detached (except a folder or remote problem, which the worker retries) and is
+// reported; every other target goes on.
+func (r *GitTargetReconciler) sync(ctx context.Context, t *v1.GitTarget, conds conditions) *problem {
+	name := client.ObjectKeyFromObject(t).String()
+	w, prob := r.attach(ctx, t)
+	if prob != nil {
+		r.detach(ctx, name)
+		return prob
+	}
+	conds.set(v1.ConditionValidated, true, ReasonReady, "the GitProvider admits this target and the branch is its to write")
+	if prob := r.runStreams(ctx, t); prob != nil {
+		return prob
+	}
+	return r.report(ctx, t, w, conds)
+}
+
+// attach validates the target and hands it to its branch's worker.
+func (r *GitTargetReconciler) attach(ctx context.Context, t *v1.GitTarget) (*worker.Worker, *problem) {
+	p, prob := admission(ctx, r.Client, t)
+	if prob != nil {
+		return nil, prob
+	}
+	if !ownership.BranchAllowed(p.Spec.AllowedBranches, t.Spec.Branch) {
+		return nil, &problem{condition: v1.ConditionValidated, reason: v1.ReasonBranchNotAllowed, stalled: true,
+			message: fmt.Sprintf("branch %q matches none of GitProvider %s/%s's allowedBranches %q: add it there, or use an allowed branch", t.Spec.Branch, p.Namespace, p.Name, p.Spec.AllowedBranches)}
+	}
+	verdict, err := verdictFor(ctx, r.Client, t)
+	if err != nil {
+		return nil, &problem{condition: v1.ConditionValidated, reason: v1.ReasonTargetConflict, message: err.Error()}
+	}
+	if verdict.Conflict {
+		return nil, &problem{condition: v1.ConditionValidated, reason: v1.ReasonTargetConflict, stalled: true, message: verdict.Message}
+	}
+	creds, prob := readCredentials(ctx, r.Client, p)
+	if prob != nil {
+		return nil, providerProblem(p, prob)
+	}
+	pem, prob := readSigningKey(ctx, r.Client, p)
+	if prob != nil {
+		return nil, providerProblem(p, prob)
+	}
+	cfg := r.workerConfig(p, creds, pem, t.Spec.Branch)
+	name := client.ObjectKeyFromObject(t).String()
+	if old, ok := r.Pipeline.Router.Key(name); ok && old != verdict.Key {
+		r.detach(ctx, name) // the branch's owner changed under the target
+	}
+	w, key, replaced, err := r.Pipeline.Workers.Ensure(cfg)
+	if err != nil {
+		return nil, &problem{condition: v1.ConditionReady, reason: ReasonWorkerFailed, message: err.Error()}
+	}
+	r.Pipeline.Router.Attach(name, key, replaced)
+	if replaced {
+		r.retarget(ctx, key, name)
+	}
+	if err := w.SetTarget(ctx, targetConfig(t)); err != nil {
+		return nil, &problem{condition: v1.ConditionReady, reason: ReasonWorkerFailed, message: fmt.Sprintf("hand the target to its branch worker: %v", err)}
+	}
+	return w, nil
+}
+
+// providerProblem reports a GitProvider's problem on a target that uses it.
+func providerProblem(p *v1.GitProvider, prob *problem) *problem {
+	return &problem{condition: v1.ConditionValidated, reason: ReasonProviderNotReady, stalled: prob.stalled,
+		message: fmt.Sprintf("GitProvider %s/%s: %s", p.Namespace, p.Name, prob.message)}
+}
+
+func (r *GitTargetReconciler) workerConfig(p *v1.GitProvider, creds gitrepo.Credentials, pem []byte, branch string) worker.Config {
+	cfg := worker.Config{
+		URL:             p.Spec.URL,
+		Branch:          branch,
+		Credentials:     creds,
+		AllowedBranches: p.Spec.AllowedBranches,
+		Committer:       worker.Author{Name: "GitOps Reverser", Email: "gitops-reverser@localhost"},
+		SigningKey:      pem,
+		Reducer:         r.Pipeline.Reducer,
+		Log:             log.Log.WithName("worker").WithValues("provider", p.Namespace+"/"+p.Name, "branch", branch),
+	}
+	if c := p.Spec.Commit.Committer; c != nil {
+		cfg.Committer = worker.Author{Name: c.Name, Email: c.Email}
+	}
+	if m := p.Spec.Commit.Message; m != nil {
+		cfg.MessageTemplate, cfg.ResyncTemplate = m.Template, m.ResyncTemplate
+	}
+	cfg.CommitWindow = 5 * time.Second
+	if cw := p.Spec.Push.CommitWindow; cw != nil {
+		cfg.CommitWindow = cw.Duration
+	}
+	if r.Pipeline.Tune != nil {
+		r.Pipeline.Tune(&cfg)
+	}
+	return cfg
+}
+
+func targetConfig(t *v1.GitTarget) worker.TargetConfig {
+	cfg := worker.TargetConfig{
+		Name:  client.ObjectKeyFromObject(t).String(),
+		Path:  t.Spec.Path,
+		Prune: worker.PruneMode(t.Spec.Prune.Mode),
+	}
+	if pl := t.Spec.Placement; pl != nil {
+		cfg.Placement = layout.Placement{Default: pl.Default, ByType: pl.ByType}
+	}
+	return cfg
+}
+
+// detach stops the target's streams and takes it off its branch; a branch nobody writes
+// any more loses its worker.
+func (r *GitTargetReconciler) detach(ctx context.Context, name string) {
+	r.Pipeline.Hub.Set(name, nil)
+	key, ok := r.Pipeline.Router.Key(name)
+	r.Pipeline.Router.Detach(name)
+	if !ok {
+		return
+	}
+	if w, ok := r.Pipeline.Workers.Lookup(key); ok {
+		_ = w.RemoveTarget(ctx, name)
+	}
+	if len(r.Pipeline.Router.TargetsOf(key)) == 0 {
+		r.Pipeline.Workers.Release(key)
+	}
+}
+
+// retarget asks every other target of a branch whose worker was replaced to attach again.
+func (r *GitTargetReconciler) retarget(ctx context.Context, key ownership.BranchKey, except string) {
+	for _, name := range r.Pipeline.Router.TargetsOf(key) {
+		if name == except {
+			continue
+		}
+		obj := &v1.GitTarget{}
+		ns, n := splitName(name)
+		obj.Namespace, obj.Name = ns, n
+		select {
+		case r.Pipeline.Retarget <- event.GenericEvent{Object: obj}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// report fills the status from the worker and the streams.
+func (r *GitTargetReconciler) report(ctx context.Context, t *v1.GitTarget, w *worker.Worker, conds conditions) *problem {
+	name := client.ObjectKeyFromObject(t).String()
+	st, err := w.Status(ctx)
+	if err != nil {
+		return &problem{condition: v1.ConditionReady, reason: ReasonWorkerFailed, message: fmt.Sprintf("branch worker: %v", err)}
+	}
+	t.Status.RetainedDocuments = int64(st.Retained[name])
+	if st.RemoteTip != "" {
+		t.Status.LastCommit = st.RemoteTip
+	}
+	if !st.LastPush.IsZero() {
+		t.Status.LastPushTime = &metav1.Time{Time: st.LastPush}
+	}
+	if msg, refused := st.Refused[name]; refused {
+		return &problem{condition: v1.ConditionGitPathAccepted, reason: v1.ReasonUnsupportedContent, stalled: true,
+			message: msg + "; nothing is written into the folder until it is fixed"}
+	}
+	conds.set(v1.ConditionGitPathAccepted, true, ReasonReady, fmt.Sprintf("folder %q of branch %q is the operator's to write", t.Spec.Path, t.Spec.Branch))
+	if prob := r.streamsProblem(name); prob != nil {
+		return prob
+	}
+	conds.set(v1.ConditionStreamsRunning, true, ReasonReady, streamsMessage(len(r.Pipeline.Hub.Status(name))))
+	switch {
+	case st.Failures > 0:
+		return &problem{condition: v1.ConditionReady, reason: ReasonPushFailing,
+			message: fmt.Sprintf("%s; retrying at %s, nothing is dropped", st.LastError, st.RetryAt.UTC().Format(time.RFC3339))}
+	case !st.Ready:
+		return &problem{condition: v1.ConditionReady, reason: ReasonWaitingForBranch, message: "the branch has not been fetched yet"}
+	}
+	conds.ready(true, ReasonReady, fmt.Sprintf("mirroring into %s on branch %s", t.Spec.Path, t.Spec.Branch), false)
+	return nil
+}
+
+// streamsProblem reports streams that have not delivered a snapshot yet, or nil with the
+// StreamsRunning condition to set.
+func (r *GitTargetReconciler) streamsProblem(name string) *problem {
+	for _, s := range r.Pipeline.Hub.Status(name) {
+		if !s.Synced {
+			msg := fmt.Sprintf("stream %s has no complete snapshot yet", s.Key)
+			if s.LastError != "" {
+				msg += ": " + s.LastError
+			}
+			return &problem{condition: v1.ConditionStreamsRunning, reason: ReasonStreamsStarting, message: msg}
+		}
+	}
+	return nil
+}

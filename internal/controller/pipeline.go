@@ -1,0 +1,25 @@
+package controller
+
+import (
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/route"
+	"github.com/gitops-reverser/gitops-reverser/internal/watch"
+	"github.com/gitops-reverser/gitops-reverser/internal/worker"
+)
+
+// Pipeline is what the reconcilers wire: one worker per repository branch, one stream per
+// (resource type, scope), the routes between them, and the catalog rules resolve against.
+type Pipeline struct {
+	Workers *worker.Registry
+	Router  *route.Router
+	Hub     *watch.Hub
+	Catalog *watch.Catalog
+	// Reducer takes server defaults out of live documents (S4); nil writes them as they are.
+	Reducer worker.Reducer
+	// Tune, when set, adjusts every branch worker's configuration (timings in tests).
+	Tune func(*worker.Config)
+	// Retarget carries requests to reconcile GitTargets that another change affects
+	// (a replaced worker, a catalog change).
+	Retarget chan event.GenericEvent
+}

@@ -1,0 +1,93 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
+	"github.com/gitops-reverser/gitops-reverser/internal/watch"
+)
+
+// rulesOf lists the WatchRules and ClusterWatchRules that name target t.
+func rulesOf(ctx context.Context, c client.Reader, t *v1.GitTarget) ([]v1.WatchRule, []v1.ClusterWatchRule, error) {
+	var wrs v1.WatchRuleList
+	if err := c.List(ctx, &wrs, client.InNamespace(t.Namespace)); err != nil {
+		return nil, nil, fmt.Errorf("list WatchRules: %w", err)
+	}
+	var cwrs v1.ClusterWatchRuleList
+	if err := c.List(ctx, &cwrs); err != nil {
+		return nil, nil, fmt.Errorf("list ClusterWatchRules: %w", err)
+	}
+	var rules []v1.WatchRule
+	for _, r := range wrs.Items {
+		if r.Spec.TargetRef.Name == t.Name && r.DeletionTimestamp.IsZero() {
+			rules = append(rules, r)
+		}
+	}
+	var cluster []v1.ClusterWatchRule
+	for _, r := range cwrs.Items {
+		if r.Spec.TargetRef.Name == t.Name && r.Spec.TargetRef.Namespace == t.Namespace && r.DeletionTimestamp.IsZero() {
+			cluster = append(cluster, r)
+		}
+	}
+	return rules, cluster, nil
+}
+
+// namespaceInfos lists every namespace with its labels, for namespace selectors.
+func namespaceInfos(ctx context.Context, c client.Reader) ([]watch.NamespaceInfo, error) {
+	var list corev1.NamespaceList
+	if err := c.List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("list namespaces: %w", err)
+	}
+	infos := make([]watch.NamespaceInfo, 0, len(list.Items))
+	for _, n := range list.Items {
+		infos = append(infos, watch.NamespaceInfo{Name: n.Name, Labels: n.Labels})
+	}
+	return infos, nil
+}
+
+// claimsOfTarget compiles every rule naming t. Rules that do not compile are reported on
+// their own status by their reconcilers; here they only contribute what resolved.
+func claimsOfTarget(ctx context.Context, c client.Reader, cat watch.ResourceLister, t *v1.GitTarget) ([]watch.Claim, error) {
+	rules, cluster, err := rulesOf(ctx, c, t)
+	if err != nil {
+		return nil, err
+	}
+	var claims []watch.Claim
+	for i := range rules {
+		got, _, err := watch.CompileWatchRule(&rules[i], cat)
+		if err == nil {
+			claims = append(claims, got...)
+		}
+	}
+	if len(cluster) > 0 {
+		nss, err := namespaceInfos(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		for i := range cluster {
+			got, _, err := watch.CompileClusterWatchRule(&cluster[i], cat, nss)
+			if err == nil {
+				claims = append(claims, got...)
+			}
+		}
+	}
+	return withoutPlaintextSecrets(claims), nil
+}
+
+// withoutPlaintextSecrets drops claims on core Secrets: they are mirrored only encrypted
+// (SPEC section 6), which this version does not write yet. Nothing is ever written in
+// plaintext.
+func withoutPlaintextSecrets(claims []watch.Claim) []watch.Claim {
+	kept := claims[:0]
+	for _, c := range claims {
+		if c.Resource.GVR.Group == "" && c.Resource.GVR.Resource == "secrets" {
+			continue
+		}
+		kept = append(kept, c)
+	}
+	return kept
+}

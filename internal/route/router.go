@@ -1,0 +1,138 @@
+package route
+
+import (
+	"strconv"
+	"sync"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/ownership"
+	"github.com/gitops-reverser/gitops-reverser/internal/watch"
+	"github.com/gitops-reverser/gitops-reverser/internal/worker"
+)
+
+// Router knows which branch each GitTarget writes and builds the subscribers that carry
+// the target's streams to that branch's worker. The mutex guards only its maps; deliveries
+// go through each target's gate.
+type Router struct {
+	registry *worker.Registry
+
+	mu      sync.Mutex
+	targets map[string]*targetRoute
+}
+
+// targetRoute is one attached GitTarget.
+type targetRoute struct {
+	key  ownership.BranchKey
+	gate *gate
+	// generation changes when the target's worker is replaced or it moves to another
+	// branch: every subscription is then renewed and sends a fresh snapshot.
+	generation int
+	// subs are the subscriptions last handed out, with a revision each that changes when
+	// the subscription does.
+	subs map[watch.StreamKey]revisioned
+}
+
+type revisioned struct {
+	sub      watch.Subscription
+	revision int
+}
+
+// NewRouter returns a router that finds workers in registry.
+func NewRouter(registry *worker.Registry) *Router {
+	return &Router{registry: registry, targets: map[string]*targetRoute{}}
+}
+
+// Attach records that target writes the branch key. renew is true when the branch's
+// worker was just replaced: the target's subscriptions are then renewed.
+func (r *Router) Attach(target string, key ownership.BranchKey, renew bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	tr, ok := r.targets[target]
+	if !ok {
+		tr = &targetRoute{key: key, subs: map[watch.StreamKey]revisioned{}}
+		tr.gate = newGate(func() (*worker.Worker, bool) { return r.workerOf(target) })
+		r.targets[target] = tr
+		return
+	}
+	if tr.key != key || renew {
+		tr.key = key
+		tr.generation++
+	}
+}
+
+// Detach forgets target; its sinks deliver nothing more.
+func (r *Router) Detach(target string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.targets, target)
+}
+
+// Key returns the branch target writes.
+func (r *Router) Key(target string) (ownership.BranchKey, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	tr, ok := r.targets[target]
+	if !ok {
+		return ownership.BranchKey{}, false
+	}
+	return tr.key, true
+}
+
+// TargetsOf returns the attached targets that write key.
+func (r *Router) TargetsOf(key ownership.BranchKey) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var names []string
+	for name, tr := range r.targets {
+		if tr.key == key {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// Wanted turns an attached target's subscriptions into what the hub runs, and makes the
+// target's gate wait for the snapshots of those that are new or changed (given by
+// changed, from Hub.Changed), so that they reach the worker in one resync.
+func (r *Router) Wanted(target string, subs []watch.Subscription) []watch.Wanted {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	tr, ok := r.targets[target]
+	if !ok {
+		return nil
+	}
+	next := make(map[watch.StreamKey]revisioned, len(subs))
+	wanted := make([]watch.Wanted, 0, len(subs))
+	for _, sub := range subs {
+		rev := tr.subs[sub.Key]
+		if !rev.sub.Equal(sub) {
+			rev = revisioned{sub: sub, revision: rev.revision + 1}
+		}
+		next[sub.Key] = rev
+		wanted = append(wanted, watch.Wanted{
+			Key:         sub.Key,
+			Resource:    sub.Resource,
+			Subscriber:  &sink{target: target, sub: sub, gate: tr.gate},
+			Fingerprint: strconv.Itoa(tr.generation) + "/" + strconv.Itoa(rev.revision),
+		})
+	}
+	tr.subs = next
+	return wanted
+}
+
+// Expect makes target's gate gather the next snapshots of keys into one resync.
+func (r *Router) Expect(target string, keys []watch.StreamKey) {
+	r.mu.Lock()
+	tr, ok := r.targets[target]
+	r.mu.Unlock()
+	if ok {
+		tr.gate.expect(keys)
+	}
+}
+
+func (r *Router) workerOf(target string) (*worker.Worker, bool) {
+	key, ok := r.Key(target)
+	if !ok {
+		return nil, false
+	}
+	return r.registry.Lookup(key)
+}
