@@ -249,10 +249,12 @@ func (c *cmClient) createMany(n, size int) {
 	}
 }
 
-// newNamespace creates a namespace named after the test.
+// newNamespace creates a namespace named base plus a random suffix (tests may run more
+// than once against one control plane).
 func newNamespace(t *testing.T, cfg *rest.Config, base string) string {
 	t.Helper()
-	name := strings.ToLower(base)
+	name := strings.ToLower(base) + "-" + rand.Text()[:6]
+	name = strings.ToLower(name)
 	_, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Namespaces().Create(context.Background(),
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	if err != nil {
