@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -73,6 +74,7 @@ func ctxOf(t *testing.T) context.Context {
 type runningOperator struct {
 	cancel context.CancelFunc
 	done   chan error
+	once   sync.Once
 }
 
 // startOperator runs the operator against cfg until the test ends (or stop).
@@ -101,16 +103,17 @@ func startOperator(t *testing.T, cfg *rest.Config, workDir string) *runningOpera
 // stop ends the operator and waits for it (idempotent).
 func (o *runningOperator) stop(t *testing.T) {
 	t.Helper()
-	o.cancel()
-	select {
-	case err, ok := <-o.done:
-		if ok && err != nil {
-			t.Errorf("operator: %v", err)
+	o.once.Do(func() {
+		o.cancel()
+		select {
+		case err := <-o.done:
+			if err != nil {
+				t.Errorf("operator: %v", err)
+			}
+		case <-time.After(time.Minute):
+			t.Error("the operator did not stop within a minute")
 		}
-		close(o.done)
-	case <-time.After(time.Minute):
-		t.Error("the operator did not stop within a minute")
-	}
+	})
 }
 
 func writeKubeconfig(t *testing.T, cfg *rest.Config) (string, error) {

@@ -8,7 +8,9 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -55,6 +57,9 @@ func Run(ctx context.Context, opts Options) error {
 		LeaderElectionNamespace: opts.LeaderElectionNS,
 		// Release the lease on shutdown so a successor takes over at once.
 		LeaderElectionReleaseOnCancel: true,
+		// Run may be called again in one process (the sandbox, tests that restart the
+		// operator); controller names are unique within each run.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
