@@ -5,6 +5,7 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
 	"github.com/gitops-reverser/gitops-reverser/internal/operator"
@@ -31,6 +34,12 @@ import (
 var cp *testenv.ControlPlane
 
 func TestMain(m *testing.M) {
+	// The operator's logs go to stderr with GITOPS_REVERSER_TEST_LOGS=1, else nowhere.
+	logs := io.Discard
+	if os.Getenv("GITOPS_REVERSER_TEST_LOGS") != "" {
+		logs = os.Stderr
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(logs)))
 	var err error
 	cp, err = testenv.StartControlPlane()
 	if err != nil {
@@ -286,3 +295,7 @@ func subjects(log []testenv.Commit) []string {
 	return out
 }
 
+
+func secretWith(ns, name string, data map[string]string) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, StringData: data}
+}
