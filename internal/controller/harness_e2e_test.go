@@ -295,7 +295,6 @@ func subjects(log []testenv.Commit) []string {
 	return out
 }
 
-
 func secretWith(ns, name string, data map[string]string) *corev1.Secret {
 	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, StringData: data}
 }
