@@ -77,7 +77,7 @@ func startWorker(t *testing.T) (*worker.Worker, *testenv.GitServer) {
 	ctx, cancel := context.WithCancel(context.Background())
 	w, err := worker.Start(ctx, worker.Config{
 		URL: front.URL("mirror.git"), Branch: "main", AllowedBranches: []string{"main"},
-		Credentials: gitrepo.Credentials{Username: "bot", Password: "pw"},
+		Credentials:  gitrepo.Credentials{Username: "bot", Password: "pw"},
 		CommitWindow: 200 * time.Millisecond, PushCooldown: 10 * time.Millisecond,
 		RetryMin: 50 * time.Millisecond, RetryMax: 500 * time.Millisecond,
 		Dir: t.TempDir(), Log: logr.Discard(),
