@@ -25,6 +25,7 @@ const usage = `gitops-reverser mirrors live Kubernetes objects into a Git branch
 
 Usage:
   gitops-reverser run [flags]   run the operator
+  gitops-reverser quickstart    run the operator on a local sandbox and show what it commits
   gitops-reverser version       print the version
 
 Run 'gitops-reverser run -h' for the operator's flags.
@@ -43,6 +44,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "run":
 		return runCommand(args[1:], stderr)
+	case "quickstart":
+		return quickstartCommand(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, version)
 		return 0

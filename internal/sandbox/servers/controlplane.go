@@ -1,11 +1,10 @@
-package testenv
+package servers
 
 import (
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,6 +39,13 @@ func WithAPIServerFlag(name, value string) ControlPlaneOption {
 	}
 }
 
+// WithCRDDirectory installs the CRDs of dir instead of the module's config/crd.
+func WithCRDDirectory(dir string) ControlPlaneOption {
+	return func(env *envtest.Environment) {
+		env.CRDDirectoryPaths = []string{dir}
+	}
+}
+
 // StartControlPlane starts kube-apiserver and etcd from KUBEBUILDER_ASSETS and installs the
 // CRDs under config/crd. Stop it with Stop.
 func StartControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
@@ -48,22 +54,24 @@ func StartControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
 		return nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run the tests with 'make test', " +
 			"or export KUBEBUILDER_ASSETS=\"$(bash hack/control-plane.sh)\"")
 	}
-	root, err := RepoRoot()
-	if err != nil {
-		return nil, err
-	}
 	scheme, err := kubescheme.New()
 	if err != nil {
 		return nil, err
 	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
-		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd")},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme,
 	}
 	for _, opt := range opts {
 		opt(env)
+	}
+	if len(env.CRDDirectoryPaths) == 0 {
+		root, err := RepoRoot()
+		if err != nil {
+			return nil, err
+		}
+		env.CRDDirectoryPaths = []string{filepath.Join(root, "config", "crd")}
 	}
 	cfg, err := env.Start()
 	if err != nil {
@@ -75,21 +83,6 @@ func StartControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
 		return nil, fmt.Errorf("client for control plane: %w", err)
 	}
 	return &ControlPlane{env: env, Config: cfg, Client: c, Scheme: scheme}, nil
-}
-
-// NewControlPlane starts a control plane for one test and stops it when the test ends.
-func NewControlPlane(t testing.TB, opts ...ControlPlaneOption) *ControlPlane {
-	t.Helper()
-	cp, err := StartControlPlane(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := cp.Stop(); err != nil {
-			t.Errorf("stop control plane: %v", err)
-		}
-	})
-	return cp
 }
 
 // Stop stops kube-apiserver and etcd.

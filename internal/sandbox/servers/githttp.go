@@ -1,15 +1,18 @@
-package testenv
+package servers
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/cgi"
 	"os/exec"
 	"strings"
+	"sync"
 	"sync/atomic"
-	"testing"
+	"time"
 )
 
 // HTTPAuth is what the HTTP front end demands. With neither set, anyone may read and push.
@@ -25,37 +28,59 @@ type HTTPFrontend struct {
 	server *GitServer
 	auth   HTTPAuth
 	base   string
+	srv    *http.Server
 	down   atomic.Bool
 	// requests counts every request that reached the front end, refused or not.
 	requests atomic.Int64
+
+	served    chan struct{} // closed when Serve has returned
+	serveErr  error         // why Serve returned, unless closed; read after served
+	closeOnce sync.Once
 }
 
-// ServeHTTP starts a smart HTTP front end on a loopback port, stopped when the test ends.
-func (g *GitServer) ServeHTTP(t testing.TB, auth HTTPAuth) *HTTPFrontend {
-	t.Helper()
+// StartHTTP starts a smart HTTP front end on a loopback port. Stop it with Close.
+func (g *GitServer) StartHTTP(auth HTTPAuth) (*HTTPFrontend, error) {
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
-		t.Fatalf("git http front end: %v", err)
+		return nil, fmt.Errorf("git http front end: %w", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("git http front end: %v", err)
+		return nil, fmt.Errorf("git http front end: %w", err)
 	}
-	f := &HTTPFrontend{server: g, auth: auth, base: "http://" + ln.Addr().String()}
+	f := &HTTPFrontend{server: g, auth: auth, base: "http://" + ln.Addr().String(), served: make(chan struct{})}
 	backend := &cgi.Handler{
 		Path:       gitPath,
 		Args:       []string{"http-backend"},
 		Env:        []string{"GIT_PROJECT_ROOT=" + g.root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"},
 		InheritEnv: []string{"PATH"},
 	}
-	srv := &http.Server{Handler: f.handler(backend)}
+	f.srv = &http.Server{Handler: f.handler(backend)}
 	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("git http front end: %v", err)
+		defer close(f.served)
+		if err := f.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			f.serveErr = err
 		}
 	}()
-	t.Cleanup(func() { _ = srv.Close() })
-	return f
+	return f, nil
+}
+
+// Close stops the front end: it stops listening, lets requests in flight (and their git
+// http-backend processes) finish for up to 5 seconds, then closes every connection. It
+// reports an error the server stopped with on its own, if any.
+func (f *HTTPFrontend) Close() error {
+	f.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := f.srv.Shutdown(ctx); err != nil {
+			_ = f.srv.Close()
+		}
+		<-f.served
+	})
+	if f.serveErr != nil {
+		return fmt.Errorf("git http front end: %w", f.serveErr)
+	}
+	return nil
 }
 
 // URL returns the clone URL of a repository, without credentials.

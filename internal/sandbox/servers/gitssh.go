@@ -1,4 +1,4 @@
-package testenv
+package servers
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"testing"
 
 	"golang.org/x/crypto/ssh"
 )
@@ -55,48 +54,56 @@ type SSHFrontend struct {
 	server  *GitServer
 	hostKey *SSHKey
 	addr    string
+	ln      net.Listener
+	conns   sync.WaitGroup
 
 	mu         sync.Mutex
 	authorized [][]byte // marshaled public keys allowed to log in
 }
 
-// ServeSSH starts an SSH front end on a loopback port that admits the given client keys,
-// stopped when the test ends.
-func (g *GitServer) ServeSSH(t testing.TB, clientKeys ...ssh.PublicKey) *SSHFrontend {
-	t.Helper()
+// StartSSH starts an SSH front end on a loopback port that admits the given client keys.
+// Stop it with Close.
+func (g *GitServer) StartSSH(clientKeys ...ssh.PublicKey) (*SSHFrontend, error) {
 	hostKey, err := NewSSHKey()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("git ssh front end: %v", err)
+		return nil, fmt.Errorf("git ssh front end: %w", err)
 	}
-	f := &SSHFrontend{server: g, hostKey: hostKey, addr: ln.Addr().String()}
+	f := &SSHFrontend{server: g, hostKey: hostKey, addr: ln.Addr().String(), ln: ln}
 	for _, k := range clientKeys {
 		f.Authorize(k)
 	}
 	cfg := &ssh.ServerConfig{PublicKeyCallback: f.checkKey}
 	cfg.AddHostKey(hostKey.Signer)
-	var wg sync.WaitGroup
+	f.conns.Add(1) // the accept loop
 	go func() {
+		defer f.conns.Done()
 		for {
 			conn, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			wg.Add(1)
+			f.conns.Add(1)
 			go func() {
-				defer wg.Done()
+				defer f.conns.Done()
 				f.serveConn(conn, cfg)
 			}()
 		}
 	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		wg.Wait()
-	})
-	return f
+	return f, nil
+}
+
+// Close stops accepting connections and waits for the open ones to finish.
+func (f *SSHFrontend) Close() error {
+	err := f.ln.Close()
+	f.conns.Wait()
+	if err != nil && !errors.Is(err, net.ErrClosed) {
+		return fmt.Errorf("git ssh front end: %w", err)
+	}
+	return nil
 }
 
 // Authorize admits another client key.

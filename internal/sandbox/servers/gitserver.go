@@ -1,4 +1,4 @@
-package testenv
+package servers
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"testing"
 )
 
 // GitServer holds bare repositories on disk. Its front ends (ServeHTTP, ServeSSH) serve
@@ -22,12 +21,14 @@ type GitServer struct {
 	pushes map[string]int // repository name -> receive-pack sessions that reached the server
 }
 
-// NewGitServer returns a Git server whose repositories live in a temporary folder removed
-// when the test ends.
-func NewGitServer(t testing.TB) *GitServer {
-	t.Helper()
-	return &GitServer{root: t.TempDir(), pushes: map[string]int{}}
+// NewGitServer returns a Git server whose repositories live in the folder root, which must
+// exist. The caller owns the folder and removes it when done.
+func NewGitServer(root string) *GitServer {
+	return &GitServer{root: root, pushes: map[string]int{}}
 }
+
+// RepoDir returns the folder of a repository, for tools that read it directly.
+func (g *GitServer) RepoDir(name string) (string, error) { return g.repoDir(name) }
 
 // Root is the folder holding the bare repositories.
 func (g *GitServer) Root() string { return g.root }

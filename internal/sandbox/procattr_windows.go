@@ -1,0 +1,5 @@
+package sandbox
+
+import "syscall"
+
+func childProcAttr() *syscall.SysProcAttr { return nil }
