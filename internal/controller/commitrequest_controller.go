@@ -16,12 +16,7 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
 )
 
-// Reasons of CommitRequests.
 const (
-	ReasonPushed            = "Pushed"
-	ReasonNothingPending    = "NothingPending"
-	ReasonPushFailed        = "PushFailed"
-	ReasonAttributionOff    = "AttributionOff"
 	commitRequestRetry      = 5 * time.Second
 	commitRequestSaveBudget = 5 * time.Minute
 )

@@ -15,23 +15,6 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
 )
 
-// Reasons of GitProvider problems.
-const (
-	ReasonSecretNotFound      = "SecretNotFound"
-	ReasonSecretInvalid       = "SecretInvalid"
-	ReasonRemoteUnreachable   = "RemoteUnreachable"
-	ReasonSigningKeyInvalid   = "SigningKeyInvalid"
-	ReasonProviderNotReady    = "ProviderNotReady"
-	ReasonReady               = "Ready"
-	ReasonStreamsStarting     = "StreamsStarting"
-	ReasonResourcesUnresolved = "ResourcesUnresolved"
-	ReasonTargetNotFound      = "TargetNotFound"
-	ReasonTargetNotReady      = "TargetNotReady"
-	ReasonWorkerFailed        = "WorkerFailed"
-	ReasonPushFailing         = "PushFailing"
-	ReasonWaitingForBranch    = "WaitingForBranch"
-)
-
 // readCredentials reads the GitProvider's Secret into credentials. The problems it reports
 // name the Secret and the keys, never their values.
 func readCredentials(ctx context.Context, c client.Reader, p *v1.GitProvider) (gitrepo.Credentials, *problem) {

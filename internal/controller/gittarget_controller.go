@@ -7,10 +7,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -30,6 +32,7 @@ import (
 const (
 	targetRequeueNotReady = 5 * time.Second
 	targetRequeueReady    = 30 * time.Second
+	workerStatusTimeout   = 10 * time.Second
 )
 
 // GitTargetReconciler validates a GitTarget, attaches it to its branch's worker, runs the
@@ -56,6 +59,8 @@ func (r *GitTargetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1.WatchRule{}, handler.EnqueueRequestsFromMapFunc(targetOfWatchRule), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1.ClusterWatchRule{}, handler.EnqueueRequestsFromMapFunc(targetOfClusterWatchRule), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesRawSource(source.Channel(r.Pipeline.Retarget, &handler.EnqueueRequestForObject{})).
+		// Targets of different branches do not wait for each other.
+		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Named("gittarget").
 		Complete(r)
 }
@@ -98,6 +103,9 @@ func (r *GitTargetReconciler) sync(ctx context.Context, t *v1.GitTarget, conds c
 	w, prob := r.attach(ctx, t)
 	if prob != nil {
 		r.detach(ctx, name)
+		// A detached target has no folder or streams to speak of.
+		meta.RemoveStatusCondition(conds.list, v1.ConditionGitPathAccepted)
+		meta.RemoveStatusCondition(conds.list, v1.ConditionStreamsRunning)
 		return prob
 	}
 	conds.set(v1.ConditionValidated, true, ReasonReady, "the GitProvider admits this target and the branch is its to write")
@@ -233,9 +241,14 @@ func (r *GitTargetReconciler) retarget(ctx context.Context, key ownership.Branch
 // report fills the status from the worker and the streams.
 func (r *GitTargetReconciler) report(ctx context.Context, t *v1.GitTarget, w *worker.Worker, conds conditions) *problem {
 	name := client.ObjectKeyFromObject(t).String()
-	st, err := w.Status(ctx)
+	// The worker answers between fetches and pushes; a slow remote must not hold up the
+	// reconciles of every other target.
+	statusCtx, cancel := context.WithTimeout(ctx, workerStatusTimeout)
+	defer cancel()
+	st, err := w.Status(statusCtx)
 	if err != nil {
-		return &problem{condition: v1.ConditionReady, reason: ReasonWorkerFailed, message: fmt.Sprintf("branch worker: %v", err)}
+		return &problem{condition: v1.ConditionReady, reason: ReasonWorkerBusy,
+			message: fmt.Sprintf("the branch worker did not answer within %s (a slow fetch or push); asking again", workerStatusTimeout)}
 	}
 	t.Status.RetainedDocuments = int64(st.Retained[name])
 	if st.RemoteTip != "" {
