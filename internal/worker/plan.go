@@ -123,6 +123,10 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 			ts.index = nil
 		}
 	}()
+	if b.author.Name == "" {
+		// Without attribution the committer is the author, in the message as in the commit.
+		b.author = s.cfg.Committer
+	}
 	v := newTreeView(s.repo, s.localTip, ts.prefix)
 	var actions []action
 	var lines []changeLine

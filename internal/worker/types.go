@@ -115,7 +115,7 @@ type Config struct {
 	MaxWindowAge time.Duration
 	// MaxWindowBytes closes a window whose documents reach this size (default 8 MiB).
 	MaxWindowBytes int
-	// PushCooldown is the least time between two pushes (default 5s).
+	// PushCooldown is the least time between two pushes (default 1s).
 	PushCooldown time.Duration
 	// RetryMin and RetryMax bound the backoff after a failed fetch or push (defaults 1s, 2m).
 	RetryMin, RetryMax time.Duration
@@ -151,7 +151,7 @@ func (c *Config) applyDefaults() {
 		c.MaxWindowBytes = 8 << 20
 	}
 	if c.PushCooldown == 0 {
-		c.PushCooldown = 5 * time.Second
+		c.PushCooldown = time.Second
 	}
 	if c.RetryMin == 0 {
 		c.RetryMin = time.Second

@@ -140,3 +140,15 @@ func TestSaveAfterAnotherAuthorClosedTheWindowWaitsForTheCommit(t *testing.T) {
 	default:
 	}
 }
+
+func TestAWindowWithoutAuthorNamesTheCommitterInItsMessage(t *testing.T) {
+	r := newRig(t)
+	ev := upsert("", "team-a", "anonymous", "1")
+	ev.Author = Author{}
+	r.submit(ev)
+	r.settled()
+	log := r.log()
+	if !strings.HasPrefix(log[0].Subject, "GitOps Reverser ") {
+		t.Fatalf("subject %q does not name the committer", log[0].Subject)
+	}
+}
