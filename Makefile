@@ -16,7 +16,7 @@ CONTROLLER_GEN := $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.2
 SHARED_TOOLS ?= $(abspath ../shared/tools)
 CONTROL_PLANE := bash hack/control-plane.sh "$(SHARED_TOOLS)"
 
-.PHONY: all build generate verify-generated test unit e2e bench lint quickstart clean control-plane
+.PHONY: all build generate verify-generated chart-crds image test unit e2e bench lint quickstart clean control-plane
 
 all: build
 
@@ -27,10 +27,24 @@ generate: ## Regenerate deep copies and the CRDs under config/crd.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:dir=config/crd
 	gofmt -w api
+	@$(MAKE) --no-print-directory chart-crds
 
 verify-generated: generate ## Fail when committed generated files are stale.
-	@git diff --exit-code -- api config/crd || { echo "generated files are stale: run 'make generate' and commit the result" >&2; exit 1; }
-	@untracked=$$(git ls-files --others --exclude-standard -- api config/crd); test -z "$$untracked" || { echo "$$untracked"; echo "untracked generated files: run 'make generate' and commit the result" >&2; exit 1; }
+	@git diff --exit-code -- api config/crd $(CHART_CRDS) || { echo "generated files are stale: run 'make generate' and commit the result" >&2; exit 1; }
+	@untracked=$$(git ls-files --others --exclude-standard -- api config/crd $(CHART_CRDS)); test -z "$$untracked" || { echo "$$untracked"; echo "untracked generated files: run 'make generate' and commit the result" >&2; exit 1; }
+
+# The chart's crds/ is a copy of config/crd; config/default installs the CRDs from it too.
+CHART_CRDS := charts/gitops-reverser/crds
+chart-crds: ## Copy config/crd into the Helm chart's crds/ (make generate runs it).
+	rm -f $(CHART_CRDS)/*.yaml && cp config/crd/*.yaml $(CHART_CRDS)/
+	{ echo "# Made by make chart-crds: the CRDs for config/default (Helm skips this file)."; \
+	  echo "apiVersion: kustomize.config.k8s.io/v1beta1"; echo "kind: Kustomization"; echo "resources:"; \
+	  for f in config/crd/*.yaml; do echo "  - $$(basename $$f)"; done; } > $(CHART_CRDS)/Kustomization
+
+# The image; `docker build` needs a registry for its base images, which this machine lacks.
+IMG ?= gitops-reverser:$(VERSION)
+image: ## Build the container image $(IMG) from the Dockerfile.
+	docker build --build-arg VERSION=$(VERSION) -t $(IMG) .
 
 control-plane: ## Build (or find) the test control plane and print its directory.
 	@$(CONTROL_PLANE)
