@@ -59,8 +59,8 @@ func digestObject(key []byte, obj map[string]any) (string, error) {
 	return DigestPrefix + hex.EncodeToString(mac.Sum(nil)), nil
 }
 
-// canonical renders obj without DigestAnnotation (and without an annotations map that only
-// held it) as JSON, whose maps are written in sorted key order. The result holds plaintext:
+// canonical renders obj without DigestAnnotation (and without an annotations map that is
+// empty without it: an empty annotations map means nothing, as in sanitize) as JSON, whose maps are written in sorted key order. The result holds plaintext:
 // the caller clears it.
 func canonical(obj map[string]any) ([]byte, error) {
 	obj = withoutDigestAnnotation(obj)
@@ -85,7 +85,7 @@ func withoutDigestAnnotation(obj map[string]any) map[string]any {
 	if !ok {
 		return obj
 	}
-	if _, ok := ann[DigestAnnotation]; !ok {
+	if _, ok := ann[DigestAnnotation]; !ok && len(ann) > 0 {
 		return obj
 	}
 	ann2 := make(map[string]any, len(ann))

@@ -581,3 +581,37 @@ func TestCreationRulesParseAsSOPSConfig(t *testing.T) {
 		t.Errorf("custom path regex lost:\n%s", custom)
 	}
 }
+
+func TestSealHandlesEmptyNullAndImmutableSecrets(t *testing.T) {
+	id := newIdentity(t)
+	s := newSealer(t, id)
+	for name, doc := range map[string]string{
+		"empty data":   "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\ndata: {}\ntype: Opaque\n",
+		"null data":    "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\ndata: null\n",
+		"no data":      "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\n",
+		"empty value":  "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\ndata:\n  k: \"\"\nimmutable: true\n",
+		"multi-line":   "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\nstringData:\n  cfg: |\n    user=" + username + "\n    pass=" + password + "\n",
+		"empty labels": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\n  annotations: {}\ndata:\n  k: " + b64([]byte(password)) + "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			sealed, err := s.Seal([]byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(sealed, []byte(password)) || bytes.Contains(sealed, []byte(b64([]byte(password)))) {
+				t.Errorf("value in clear")
+			}
+			plain, err := Decrypt(sealed, id.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := s.Digest([]byte(doc))
+			if got, _ := s.Digest(plain); got != want {
+				t.Errorf("round trip changed the document:\n%s", plain)
+			}
+			if ok, _ := s.UpToDate(sealed, []byte(doc)); !ok {
+				t.Errorf("not up to date with its own plaintext")
+			}
+		})
+	}
+}
