@@ -1,0 +1,165 @@
+//go:build e2e
+
+package test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
+	"github.com/gitops-reverser/gitops-reverser/internal/operator"
+	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
+)
+
+// The operator works with exactly the permissions config/default grants its ServiceAccount:
+// the RBAC objects are applied for real, and the operator runs impersonating the
+// ServiceAccount, with leader election, while a ConfigMap is mirrored and a CommitRequest is
+// answered.
+func TestOperatorRunsWithTheInstalledRBAC(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ensureNamespace(t, ctx, installNamespace)
+	for _, o := range kustomize(t, filepath.Join(repoRoot(t), "config", "default")) {
+		switch o.GetKind() {
+		case "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+			if err := cp.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(o),
+				client.FieldOwner("gitops-reverser-install-test"), client.ForceOwnership); err != nil {
+				t.Fatalf("apply %s %s: %v", o.GetKind(), o.GetName(), err)
+			}
+		}
+	}
+
+	kubeconfig := impersonatingKubeconfig(t, "system:serviceaccount:"+installNamespace+":gitops-reverser")
+	// The impersonation holds: the ServiceAccount may not write what it mirrors.
+	asSA, err := operator.RestConfig(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saClient, err := client.New(asSA, client.Options{Scheme: cp.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = saClient.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: installNamespace, Name: "not-allowed"}})
+	if !apierrors.IsForbidden(err) {
+		t.Fatalf("the ServiceAccount created a ConfigMap (error %v); want Forbidden", err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- operator.Run(runCtx, operator.Options{
+			Kubeconfig: kubeconfig, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
+			LeaderElect: true, LeaderElectionID: "rbac-test", LeaderElectionNS: installNamespace,
+			WorkDir: t.TempDir(),
+		})
+	}()
+	t.Cleanup(func() {
+		stop()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("operator: %v", err)
+			}
+		case <-time.After(time.Minute):
+			t.Error("the operator did not stop within a minute")
+		}
+	})
+
+	git := testenv.NewGitServer(t)
+	if err := git.CreateRepo("mirror.git"); err != nil {
+		t.Fatal(err)
+	}
+	front := git.ServeHTTP(t, testenv.HTTPAuth{Username: "bot", Password: "s3cret-pass"})
+	ns := "rbac-check"
+	ensureNamespace(t, ctx, ns)
+	mustCreate(t, ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "auth"},
+		StringData: map[string]string{"username": "bot", "password": "s3cret-pass"}})
+	mustCreate(t, ctx, &v1.GitProvider{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "origin"}, Spec: v1.GitProviderSpec{
+		URL: front.URL("mirror.git"), SecretRef: &v1.LocalObjectReference{Name: "auth"}, AllowedBranches: []string{"main"},
+		Push: v1.PushSpec{CommitWindow: &metav1.Duration{Duration: 200 * time.Millisecond}},
+	}})
+	gt := &v1.GitTarget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "live"}, Spec: v1.GitTargetSpec{
+		GitProviderRef: v1.GitProviderReference{Name: "origin"}, Branch: "main", Path: "live",
+	}}
+	mustCreate(t, ctx, gt)
+	mustCreate(t, ctx, &v1.WatchRule{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cms"}, Spec: v1.WatchRuleSpec{
+		TargetRef: v1.LocalObjectReference{Name: "live"},
+		Rules:     []v1.ResourceRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}}},
+	}})
+	mustCreate(t, ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}, Data: map[string]string{"color": "blue"}})
+
+	eventually(t, ctx, "the GitTarget Ready (status written by the operator)", func() bool {
+		return cp.Client.Get(ctx, client.ObjectKeyFromObject(gt), gt) == nil &&
+			meta.IsStatusConditionTrue(gt.Status.Conditions, v1.ConditionReady)
+	})
+	eventually(t, ctx, "the ConfigMap in Git", func() bool {
+		b, err := git.ReadFile("mirror.git", "main", "live/"+ns+"/core/configmaps/app.yaml")
+		return err == nil && strings.Contains(string(b), "color: blue")
+	})
+	cr := &v1.CommitRequest{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "now"},
+		Spec: v1.CommitRequestSpec{TargetRef: v1.LocalObjectReference{Name: "live"}, Message: "checkpoint"}}
+	mustCreate(t, ctx, cr)
+	eventually(t, ctx, "the CommitRequest answered", func() bool {
+		return cp.Client.Get(ctx, client.ObjectKeyFromObject(cr), cr) == nil && cr.Status.SHA != ""
+	})
+	var lease coordinationv1.Lease
+	if err := cp.Client.Get(ctx, client.ObjectKey{Namespace: installNamespace, Name: "rbac-test"}, &lease); err != nil {
+		t.Fatalf("the leader election Lease: %v", err)
+	}
+}
+
+// impersonatingKubeconfig is a kubeconfig with the control plane's admin certificate that
+// acts as user (as kubectl --as does).
+func impersonatingKubeconfig(t testing.TB, user string) string {
+	t.Helper()
+	cfg := cp.Config
+	b64 := base64.StdEncoding.EncodeToString
+	content := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster: {server: %q, certificate-authority-data: %s}
+users:
+- name: test
+  user: {client-certificate-data: %s, client-key-data: %s, as: %q}
+contexts:
+- name: test
+  context: {cluster: test, user: test}
+current-context: test
+`, cfg.Host, b64(cfg.CAData), b64(cfg.CertData), b64(cfg.KeyData), user)
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func mustCreate(t testing.TB, ctx context.Context, obj client.Object) {
+	t.Helper()
+	if err := cp.Client.Create(ctx, obj); err != nil {
+		t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
+	}
+}
+
+func eventually(t testing.TB, ctx context.Context, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", what)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
