@@ -68,12 +68,12 @@ func admission(ctx context.Context, c client.Reader, t *v1.GitTarget) (*v1.GitPr
 			return nil, &problem{condition: v1.ConditionValidated, reason: v1.ReasonProviderNotFound, stalled: true,
 				message: fmt.Sprintf("GitProvider %s named by spec.gitProviderRef does not exist: create it, or point gitProviderRef at an existing one", key)}
 		}
-		return nil, &problem{condition: v1.ConditionValidated, reason: v1.ReasonProviderNotFound,
+		return nil, &problem{condition: v1.ConditionValidated, reason: v1.ReasonProviderNotFound, transient: true,
 			message: fmt.Sprintf("GitProvider %s cannot be read: %v", key, err)}
 	}
 	nsLabels, err := namespaceLabels(ctx, c, t.Namespace)
 	if err != nil {
-		return nil, &problem{condition: v1.ConditionValidated, reason: v1.ReasonNamespaceNotAuthorized,
+		return nil, &problem{condition: v1.ConditionValidated, reason: v1.ReasonNamespaceNotAuthorized, transient: true,
 			message: fmt.Sprintf("namespace %s cannot be read to check GitProvider %s's accessFrom: %v", t.Namespace, key, err)}
 	}
 	ok, err := admits(&p, t.Namespace, nsLabels)

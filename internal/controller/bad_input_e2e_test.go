@@ -44,6 +44,10 @@ func TestBadInputIsReportedAndEveryOtherTargetKeepsServing(t *testing.T) {
 	other := target(ns, "uses-no-secret", "no-secret", "other", v1.PruneOnEvent)
 	create(t, other)
 	waitCondition(t, other, func() []metav1.Condition { return other.Status.Conditions }, v1.ConditionReady, metav1.ConditionFalse, controller.ReasonProviderNotReady)
+	// The Secret arrives: the provider and its target recover without a restart.
+	create(t, secretWith(ns, "absent", map[string]string{"username": "bot", "password": "s3cret-pass"}))
+	waitCondition(t, noSecret, func() []metav1.Condition { return noSecret.Status.Conditions }, v1.ConditionReady, metav1.ConditionTrue, "")
+	targetReady(t, other)
 
 	wrong := providerWithSecret(t, ns, "wrong", r, func(p *v1.GitProvider) {
 		p.Spec.URL, p.Spec.SecretRef.Name = elsewhere, "wrong-password"

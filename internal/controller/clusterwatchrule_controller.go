@@ -47,7 +47,8 @@ func (r *ClusterWatchRuleReconciler) Reconcile(ctx context.Context, req reconcil
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	_, unresolved, cerr := watch.CompileClusterWatchRule(&rule, r.Catalog, nss)
+	claims, unresolved, cerr := watch.CompileClusterWatchRule(&rule, r.Catalog, nss)
+	unresolved = append(unresolved, plaintextSecretsNote(claims)...)
 	target := client.ObjectKey{Namespace: rule.Spec.TargetRef.Namespace, Name: rule.Spec.TargetRef.Name}
 	conds := conditions{list: &rule.Status.Conditions, generation: rule.Generation}
 	reportRule(ctx, r.Client, conds, cerr, unresolved, target)

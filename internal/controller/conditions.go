@@ -48,6 +48,9 @@ type problem struct {
 	message   string
 	// stalled: only a change by a person fixes it (retrying alone will not).
 	stalled bool
+	// transient: reading the API failed; the reconcile is retried with backoff and
+	// nothing is torn down or reported on the strength of it.
+	transient bool
 }
 
 func (p *problem) Error() string { return p.reason + ": " + p.message }

@@ -33,7 +33,7 @@ func readCredentials(ctx context.Context, c client.Reader, p *v1.GitProvider) (g
 			return creds, &problem{condition: v1.ConditionValidated, reason: ReasonSecretNotFound, stalled: true,
 				message: fmt.Sprintf("Secret %s named by spec.secretRef does not exist: create it with the keys username/password, bearerToken, or ssh-privatekey and known_hosts", key)}
 		}
-		return creds, &problem{condition: v1.ConditionValidated, reason: ReasonSecretNotFound,
+		return creds, &problem{condition: v1.ConditionValidated, reason: ReasonSecretNotFound, transient: true,
 			message: fmt.Sprintf("Secret %s cannot be read: %v", key, err)}
 	}
 	creds = gitrepo.Credentials{
@@ -93,7 +93,7 @@ func readSigningKey(ctx context.Context, c client.Reader, p *v1.GitProvider) ([]
 	var s corev1.Secret
 	key := types.NamespacedName{Namespace: p.Namespace, Name: p.Spec.Commit.Signing.SecretRef.Name}
 	if err := c.Get(ctx, key, &s); err != nil {
-		return nil, &problem{condition: v1.ConditionValidated, reason: ReasonSecretNotFound, stalled: apierrors.IsNotFound(err),
+		return nil, &problem{condition: v1.ConditionValidated, reason: ReasonSecretNotFound, stalled: apierrors.IsNotFound(err), transient: !apierrors.IsNotFound(err),
 			message: fmt.Sprintf("signing Secret %s named by spec.commit.signing.secretRef cannot be read: %s", key, reasonOf(err))}
 	}
 	pem := s.Data[v1.SecretKeySSHPrivateKey]

@@ -48,6 +48,9 @@ func (r *GitProviderReconciler) Reconcile(ctx context.Context, req reconcile.Req
 	orig := p.DeepCopy()
 	conds := conditions{list: &p.Status.Conditions, generation: p.Generation}
 	prob := r.check(ctx, &p)
+	if prob != nil && prob.transient {
+		return reconcile.Result{}, prob // retried with backoff; status unchanged
+	}
 	var after time.Duration
 	switch {
 	case prob == nil:

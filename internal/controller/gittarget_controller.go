@@ -32,6 +32,7 @@ import (
 const (
 	targetRequeueNotReady = 5 * time.Second
 	targetRequeueReady    = 30 * time.Second
+	targetRequeueStalled  = 2 * time.Minute
 	workerStatusTimeout   = 10 * time.Second
 )
 
@@ -82,11 +83,17 @@ func (r *GitTargetReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 	orig := t.DeepCopy()
 	conds := conditions{list: &t.Status.Conditions, generation: t.Generation}
 	prob := r.sync(ctx, &t, conds)
+	if prob != nil && prob.transient {
+		return reconcile.Result{}, prob // retried with backoff; status unchanged
+	}
 	after := targetRequeueReady
 	if prob != nil {
 		conds.set(prob.condition, false, prob.reason, prob.message)
 		conds.ready(false, prob.reason, prob.message, prob.stalled)
 		after = targetRequeueNotReady
+		if prob.stalled {
+			after = targetRequeueStalled // the watches bring the fix; this is a safety net
+		}
 	}
 	t.Status.ObservedGeneration = t.Generation
 	if err := r.Status().Patch(ctx, &t, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
@@ -101,6 +108,9 @@ func (r *GitTargetReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 func (r *GitTargetReconciler) sync(ctx context.Context, t *v1.GitTarget, conds conditions) *problem {
 	name := client.ObjectKeyFromObject(t).String()
 	w, prob := r.attach(ctx, t)
+	if prob != nil && prob.transient {
+		return prob // the target keeps running as it is until the API answers again
+	}
 	if prob != nil {
 		r.detach(ctx, name)
 		// A detached target has no folder or streams to speak of.
@@ -127,7 +137,7 @@ func (r *GitTargetReconciler) attach(ctx context.Context, t *v1.GitTarget) (*wor
 	}
 	verdict, err := verdictFor(ctx, r.Client, t)
 	if err != nil {
-		return nil, &problem{condition: v1.ConditionValidated, reason: v1.ReasonTargetConflict, message: err.Error()}
+		return nil, &problem{condition: v1.ConditionValidated, reason: v1.ReasonTargetConflict, transient: true, message: err.Error()}
 	}
 	if verdict.Conflict {
 		return nil, &problem{condition: v1.ConditionValidated, reason: v1.ReasonTargetConflict, stalled: true, message: verdict.Message}
@@ -149,10 +159,12 @@ func (r *GitTargetReconciler) attach(ctx context.Context, t *v1.GitTarget) (*wor
 	if err != nil {
 		return nil, &problem{condition: v1.ConditionReady, reason: ReasonWorkerFailed, message: err.Error()}
 	}
-	r.Pipeline.Router.Attach(name, key, replaced)
 	if replaced {
+		// Every target of the branch takes fresh snapshots into the new worker.
+		r.Pipeline.Router.Renew(key)
 		r.retarget(ctx, key, name)
 	}
+	r.Pipeline.Router.Attach(name, key)
 	if err := w.SetTarget(ctx, targetConfig(t)); err != nil {
 		return nil, &problem{condition: v1.ConditionReady, reason: ReasonWorkerFailed, message: fmt.Sprintf("hand the target to its branch worker: %v", err)}
 	}

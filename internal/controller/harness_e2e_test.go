@@ -198,12 +198,14 @@ func (r *repo) files() []string {
 	return files
 }
 
-// create makes obj, failing the test on error.
+// create makes obj, failing the test on error, and deletes it when the test ends: the
+// control plane is shared, and every later test's operator would otherwise serve it too.
 func create(t *testing.T, obj client.Object) {
 	t.Helper()
 	if err := cp.Client.Create(ctxOf(t), obj); err != nil {
 		t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
 	}
+	t.Cleanup(func() { _ = cp.Client.Delete(context.Background(), obj) })
 }
 
 // providerWithSecret creates a Secret with the repository's password and a GitProvider.

@@ -3,6 +3,8 @@
 package controller_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,7 +18,8 @@ func TestOneBranchOneOwnerAndAccessFromAdmitsOtherNamespaces(t *testing.T) {
 	guest := newNamespace(t, nil)
 	stranger := newNamespace(t, nil)
 	r := newRepo(t)
-	startOperator(t, cp.Config, t.TempDir())
+	workDir := t.TempDir()
+	startOperator(t, cp.Config, workDir)
 
 	providerWithSecret(t, home, "shared", r, func(p *v1.GitProvider) {
 		p.Spec.AccessFrom = &v1.NamespaceMatcher{Namespaces: []string{guest}}
@@ -59,5 +62,10 @@ func TestOneBranchOneOwnerAndAccessFromAdmitsOtherNamespaces(t *testing.T) {
 		if strings.HasPrefix(f, "younger/") || strings.HasPrefix(f, "stranger/") {
 			t.Fatalf("a refused target wrote %s", f)
 		}
+	}
+	// One branch, one worker: one local copy, whichever provider spelled the URL.
+	copies, err := os.ReadDir(filepath.Join(workDir, "branches"))
+	if err != nil || len(copies) != 1 {
+		t.Fatalf("%d local copies of one branch (%v), want 1", len(copies), err)
 	}
 }

@@ -78,6 +78,14 @@ func claimsOfTarget(ctx context.Context, c client.Reader, cat watch.ResourceList
 	return withoutPlaintextSecrets(claims), nil
 }
 
+// plaintextSecretsNote tells a rule's author that its claim on Secrets is not mirrored.
+func plaintextSecretsNote(claims []watch.Claim) []string {
+	if len(withoutPlaintextSecrets(append([]watch.Claim(nil), claims...))) == len(claims) {
+		return nil
+	}
+	return []string{"secrets are not mirrored: this version writes Secrets only encrypted, which is not available yet (nothing is ever written in plaintext)"}
+}
+
 // withoutPlaintextSecrets drops claims on core Secrets: they are mirrored only encrypted
 // (SPEC section 6), which this version does not write yet. Nothing is ever written in
 // plaintext.

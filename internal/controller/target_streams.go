@@ -19,10 +19,10 @@ func (r *GitTargetReconciler) runStreams(ctx context.Context, t *v1.GitTarget) *
 	name := client.ObjectKeyFromObject(t).String()
 	claims, err := claimsOfTarget(ctx, r.Client, r.Pipeline.Catalog, t)
 	if err != nil {
-		return &problem{condition: v1.ConditionStreamsRunning, reason: ReasonStreamsStarting, message: err.Error()}
+		return &problem{condition: v1.ConditionStreamsRunning, reason: ReasonStreamsStarting, transient: true, message: err.Error()}
 	}
 	wanted := r.Pipeline.Router.Wanted(name, watch.MergeClaims(claims))
-	r.Pipeline.Router.Expect(name, r.Pipeline.Hub.Changed(name, wanted))
+	r.Pipeline.Router.Expect(name, wanted, r.Pipeline.Hub.Changed(name, wanted))
 	r.Pipeline.Hub.Set(name, wanted)
 	return nil
 }

@@ -47,7 +47,8 @@ func (r *WatchRuleReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	orig := rule.DeepCopy()
-	_, unresolved, err := watch.CompileWatchRule(&rule, r.Catalog)
+	claims, unresolved, err := watch.CompileWatchRule(&rule, r.Catalog)
+	unresolved = append(unresolved, plaintextSecretsNote(claims)...)
 	target := client.ObjectKey{Namespace: rule.Namespace, Name: rule.Spec.TargetRef.Name}
 	conds := conditions{list: &rule.Status.Conditions, generation: rule.Generation}
 	reportRule(ctx, r.Client, conds, err, unresolved, target)

@@ -96,9 +96,9 @@ func startWorker(t *testing.T) (*worker.Worker, *testenv.GitServer) {
 func TestGateLandsTheFirstSnapshotsOfATargetInOneCommitAndHoldsLaterEvents(t *testing.T) {
 	w, g := startWorker(t)
 	gate := newGate(func() (*worker.Worker, bool) { return w, true })
-	cms := &sink{target: "team/live", sub: subscription(t, configMaps, "", "a"), gate: gate}
-	svcs := &sink{target: "team/live", sub: subscription(t, services, "", "a"), gate: gate}
-	gate.expect([]watch.StreamKey{cms.sub.Key, svcs.sub.Key})
+	cms := &sink{target: "team/live", sub: subscription(t, configMaps, "", "a"), fingerprint: "0/1", gate: gate}
+	svcs := &sink{target: "team/live", sub: subscription(t, services, "", "a"), fingerprint: "0/1", gate: gate}
+	gate.expect(map[watch.StreamKey]string{cms.sub.Key: "0/1", svcs.sub.Key: "0/1"})
 	ctx := context.Background()
 
 	if err := cms.Snapshot(ctx, configMaps, []watch.Object{object("ConfigMap", "a", "settings", nil)}); err != nil {
@@ -142,4 +142,58 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+func configMapWith(ns, name, value string) watch.Object {
+	o := object("ConfigMap", ns, name, nil)
+	o.Doc = append(o.Doc, []byte("data:\n  v: \""+value+"\"\n")...)
+	return o
+}
+
+func TestAReSnapshotWhileGatheringSupersedesTheEventsHeldBeforeIt(t *testing.T) {
+	w, g := startWorker(t)
+	gate := newGate(func() (*worker.Worker, bool) { return w, true })
+	cms := &sink{target: "team/live", sub: subscription(t, configMaps, "", "a"), fingerprint: "0/1", gate: gate}
+	svcs := &sink{target: "team/live", sub: subscription(t, services, "", "a"), fingerprint: "0/1", gate: gate}
+	gate.expect(map[watch.StreamKey]string{cms.sub.Key: "0/1", svcs.sub.Key: "0/1"})
+	ctx := context.Background()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The ConfigMap stream: snapshot at v1, an update to v2, then (after a 410) a new
+	// snapshot at v3 — all before the Service stream's first snapshot.
+	must(cms.Snapshot(ctx, configMaps, []watch.Object{configMapWith("a", "x", "1")}))
+	must(cms.Change(ctx, configMaps, watch.Change{Type: watch.Updated, Object: configMapWith("a", "x", "2")}))
+	must(cms.Snapshot(ctx, configMaps, []watch.Object{configMapWith("a", "x", "3")}))
+	must(svcs.Snapshot(ctx, services, []watch.Object{object("Service", "a", "web", nil)}))
+	path := "live/a/core/configmaps/x.yaml"
+	waitFor(t, func() bool {
+		b, err := g.ReadFile("mirror.git", "main", path)
+		return err == nil && len(b) > 0
+	})
+	b, _ := g.ReadFile("mirror.git", "main", path)
+	if !strings.Contains(string(b), `v: "3"`) {
+		t.Fatalf("an event held before a newer snapshot landed after it:\n%s", b)
+	}
+}
+
+func TestAnObjectWhoseLabelsLeaveTheSelectorIsDeleted(t *testing.T) {
+	w, g := startWorker(t)
+	gate := newGate(func() (*worker.Worker, bool) { return w, true })
+	web := &sink{target: "team/live", sub: subscription(t, configMaps, "tier=web", "a"), gate: gate}
+	ctx := context.Background()
+	before := object("ConfigMap", "a", "x", map[string]string{"tier": "web"})
+	if err := web.Change(ctx, configMaps, watch.Change{Type: watch.Created, Object: before}); err != nil {
+		t.Fatal(err)
+	}
+	path := "live/a/core/configmaps/x.yaml"
+	waitFor(t, func() bool { _, err := g.ReadFile("mirror.git", "main", path); return err == nil })
+	after := object("ConfigMap", "a", "x", map[string]string{"tier": "db"})
+	if err := web.Change(ctx, configMaps, watch.Change{Type: watch.Updated, Object: after, Previous: &before}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { _, err := g.ReadFile("mirror.git", "main", path); return err != nil })
 }

@@ -1,6 +1,7 @@
 package route
 
 import (
+	"slices"
 	"strconv"
 	"sync"
 
@@ -41,9 +42,9 @@ func NewRouter(registry *worker.Registry) *Router {
 	return &Router{registry: registry, targets: map[string]*targetRoute{}}
 }
 
-// Attach records that target writes the branch key. renew is true when the branch's
-// worker was just replaced: the target's subscriptions are then renewed.
-func (r *Router) Attach(target string, key ownership.BranchKey, renew bool) {
+// Attach records that target writes the branch key; a target that moves to another
+// branch renews its subscriptions.
+func (r *Router) Attach(target string, key ownership.BranchKey) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	tr, ok := r.targets[target]
@@ -53,7 +54,7 @@ func (r *Router) Attach(target string, key ownership.BranchKey, renew bool) {
 		r.targets[target] = tr
 		return
 	}
-	if tr.key != key || renew {
+	if tr.key != key {
 		tr.key = key
 		tr.generation++
 	}
@@ -108,24 +109,46 @@ func (r *Router) Wanted(target string, subs []watch.Subscription) []watch.Wanted
 			rev = revisioned{sub: sub, revision: rev.revision + 1}
 		}
 		next[sub.Key] = rev
+		fp := strconv.Itoa(tr.generation) + "/" + strconv.Itoa(rev.revision)
 		wanted = append(wanted, watch.Wanted{
 			Key:         sub.Key,
 			Resource:    sub.Resource,
-			Subscriber:  &sink{target: target, sub: sub, gate: tr.gate},
-			Fingerprint: strconv.Itoa(tr.generation) + "/" + strconv.Itoa(rev.revision),
+			Subscriber:  &sink{target: target, sub: sub, fingerprint: fp, gate: tr.gate},
+			Fingerprint: fp,
 		})
 	}
 	tr.subs = next
+	tr.gate.setCurrent(watch.StreamKeys(subs))
 	return wanted
 }
 
-// Expect makes target's gate gather the next snapshots of keys into one resync.
-func (r *Router) Expect(target string, keys []watch.StreamKey) {
+// Expect makes target's gate gather the next snapshots of the wanted subscriptions whose
+// stream is in keys (from Hub.Changed) into one resync.
+func (r *Router) Expect(target string, wanted []watch.Wanted, keys []watch.StreamKey) {
 	r.mu.Lock()
 	tr, ok := r.targets[target]
 	r.mu.Unlock()
-	if ok {
-		tr.gate.expect(keys)
+	if !ok {
+		return
+	}
+	want := map[watch.StreamKey]string{}
+	for _, w := range wanted {
+		if slices.Contains(keys, w.Key) {
+			want[w.Key] = w.Fingerprint
+		}
+	}
+	tr.gate.expect(want)
+}
+
+// Renew marks every target writing key for fresh snapshots: its worker was replaced, and
+// what the old one had not pushed must be derived again.
+func (r *Router) Renew(key ownership.BranchKey) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, tr := range r.targets {
+		if tr.key == key {
+			tr.generation++
+		}
 	}
 }
 

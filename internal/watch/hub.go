@@ -4,11 +4,15 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 )
+
+// statusWait bounds how long Status waits for one stream.
+const statusWait = 5 * time.Second
 
 // Wanted is one stream an owner (a GitTarget) wants, with the subscriber that receives it.
 // Fingerprint summarizes the subscriber's filter and destination: when it changes, the
@@ -27,8 +31,10 @@ type KeyStatus struct {
 }
 
 // Hub runs the streams that owners want: one per StreamKey, shared by every owner that
-// wants it (W2), stopped when the last owner lets go. The mutex guards only the maps of
-// handles; each stream's state belongs to its goroutine.
+// wants it (W2), stopped when the last owner lets go. Its mutex guards only its maps and
+// is never held while waiting on a stream: subscribing, unsubscribing and stopping happen
+// after the decision is recorded. Calls for one owner must not run concurrently (the
+// reconciler of one GitTarget never does).
 type Hub struct {
 	ctx      context.Context
 	client   dynamic.Interface
@@ -61,10 +67,30 @@ func (h *Hub) Changed(owner string, wanted []Wanted) []StreamKey {
 	return keys
 }
 
+// subscription is one Subscribe to carry out.
+type subscription struct {
+	stream *Stream
+	sub    Subscriber
+}
+
 // Set makes the owner's subscriptions exactly wanted: new or changed ones are subscribed
 // (starting their streams when needed), ones no longer wanted are dropped (stopping
 // streams nobody wants any more). Set with nil releases the owner.
 func (h *Hub) Set(owner string, wanted []Wanted) {
+	subscribe, unsubscribe, stop := h.plan(owner, wanted)
+	for _, s := range unsubscribe {
+		s.Unsubscribe(owner)
+	}
+	for _, s := range stop {
+		s.Stop()
+	}
+	for _, s := range subscribe {
+		s.stream.Subscribe(owner, s.sub)
+	}
+}
+
+// plan records the owner's new subscriptions and returns the work Set does unlocked.
+func (h *Hub) plan(owner string, wanted []Wanted) (subscribe []subscription, unsubscribe, stop []*Stream) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	had := h.owners[owner]
@@ -74,25 +100,43 @@ func (h *Hub) Set(owner string, wanted []Wanted) {
 		if fp, ok := had[w.Key]; ok && fp == w.Fingerprint {
 			continue
 		}
-		h.stream(w.Key, w.Resource).Subscribe(owner, w.Subscriber)
-	}
-	for key := range had {
-		if _, keep := now[key]; keep {
-			continue
-		}
-		if s, ok := h.streams[key]; ok {
-			s.Unsubscribe(owner)
-		}
-		h.stopIfUnwanted(key, owner)
+		subscribe = append(subscribe, subscription{stream: h.stream(w.Key, w.Resource), sub: w.Subscriber})
 	}
 	if len(now) == 0 {
 		delete(h.owners, owner)
 	} else {
 		h.owners[owner] = now
 	}
+	for key := range had {
+		if _, keep := now[key]; keep {
+			continue
+		}
+		s, ok := h.streams[key]
+		if !ok {
+			continue
+		}
+		if h.wanted(key) {
+			unsubscribe = append(unsubscribe, s)
+			continue
+		}
+		delete(h.streams, key)
+		stop = append(stop, s)
+	}
+	return subscribe, unsubscribe, stop
 }
 
-// Status reports the streams of one owner, sorted by key.
+// wanted reports whether some owner subscribes to key. Called with mu held.
+func (h *Hub) wanted(key StreamKey) bool {
+	for _, keys := range h.owners {
+		if _, ok := keys[key]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Status reports the streams of one owner, sorted by key. A stream too busy to answer
+// within a few seconds is reported as not synced.
 func (h *Hub) Status(owner string) []KeyStatus {
 	h.mu.Lock()
 	var streams []KeyStatus
@@ -104,7 +148,7 @@ func (h *Hub) Status(owner string) []KeyStatus {
 	h.mu.Unlock()
 	for i := range streams {
 		if s := handles[streams[i].Key]; s != nil {
-			streams[i].StreamStatus = s.Status()
+			streams[i].StreamStatus, _ = s.StatusWithin(statusWait)
 		}
 	}
 	sort.Slice(streams, func(i, j int) bool { return streams[i].Key.String() < streams[j].Key.String() })
@@ -118,7 +162,8 @@ func (h *Hub) Len() int {
 	return len(h.streams)
 }
 
-// stream returns the running stream of key, starting it when there is none.
+// stream returns the running stream of key, starting it when there is none. Called with
+// mu held; starting does not wait.
 func (h *Hub) stream(key StreamKey, res Resource) *Stream {
 	if s, ok := h.streams[key]; ok {
 		select {
@@ -131,20 +176,4 @@ func (h *Hub) stream(key StreamKey, res Resource) *Stream {
 		Log: h.log.WithValues("stream", key.String())})
 	h.streams[key] = s
 	return s
-}
-
-// stopIfUnwanted stops the stream of key when no owner other than leaving wants it.
-func (h *Hub) stopIfUnwanted(key StreamKey, leaving string) {
-	for owner, keys := range h.owners {
-		if owner == leaving {
-			continue
-		}
-		if _, ok := keys[key]; ok {
-			return
-		}
-	}
-	if s, ok := h.streams[key]; ok {
-		s.Stop()
-		delete(h.streams, key)
-	}
 }

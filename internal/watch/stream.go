@@ -134,6 +134,19 @@ func (s *Stream) Status() StreamStatus {
 	return <-reply
 }
 
+// StatusWithin is Status for callers that must not wait on a stream whose delivery is
+// blocked (a subscriber's worker busy with a slow push): ok is false after d.
+func (s *Stream) StatusWithin(d time.Duration) (st StreamStatus, ok bool) {
+	reply := make(chan StreamStatus, 1)
+	go func() { reply <- s.Status() }()
+	select {
+	case st := <-reply:
+		return st, true
+	case <-time.After(d):
+		return StreamStatus{LastError: "busy delivering"}, false
+	}
+}
+
 // Stop ends the stream and waits until its goroutine has returned.
 func (s *Stream) Stop() {
 	s.cancel()
@@ -479,14 +492,14 @@ func (st *streamState) apply(ev apiwatch.Event) error {
 		}
 		old, had := st.cache[obj.ID]
 		st.cache[obj.ID] = obj
-		if had && bytes.Equal(old.Doc, obj.Doc) && maps.Equal(old.Labels, obj.Labels) {
+		if obj.Doc == nil || had && bytes.Equal(old.Doc, obj.Doc) && maps.Equal(old.Labels, obj.Labels) {
 			return nil
 		}
-		typ := Created
+		ch := Change{Type: Created, Object: obj}
 		if had {
-			typ = Updated
+			ch.Type, ch.Previous = Updated, &old
 		}
-		st.deliverChange(Change{Type: typ, Object: obj})
+		st.deliverChange(ch)
 	case apiwatch.Deleted:
 		st.rv = u.GetResourceVersion()
 		id := st.identity(u)
@@ -508,15 +521,19 @@ func (st *streamState) identity(u *unstructured.Unstructured) layout.Identity {
 	return layout.Identity{Group: st.cfg.Key.GVR.Group, Kind: st.cfg.Resource.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
 }
 
-// object sanitizes a live object; false (with a log line) when sanitizing fails.
+// object sanitizes a live object. When sanitizing fails (with a log line) the object keeps
+// its place with a nil Doc: snapshots still list it, so that no sweep deletes its document,
+// and no change is delivered for it.
 func (st *streamState) object(u *unstructured.Unstructured) (Object, bool) {
 	id := st.identity(u)
+	obj := Object{ID: id, Labels: u.GetLabels(), ResourceVersion: u.GetResourceVersion()}
 	doc, err := st.cfg.Sanitize(u)
 	if err != nil {
-		st.cfg.Log.Error(err, "cannot sanitize object; skipped", "object", id.String(), "resourceVersion", u.GetResourceVersion())
-		return Object{}, false
+		st.cfg.Log.Error(err, "cannot sanitize object; its document is left as it is", "object", id.String(), "resourceVersion", u.GetResourceVersion())
+		return obj, true
 	}
-	return Object{ID: id, Labels: u.GetLabels(), ResourceVersion: u.GetResourceVersion(), Doc: doc}, true
+	obj.Doc = doc
+	return obj, true
 }
 
 func compareIdentity(a, b layout.Identity) int {

@@ -45,7 +45,8 @@ type Object struct {
 	ID              layout.Identity
 	Labels          map[string]string
 	ResourceVersion string
-	// Doc is the sanitized YAML document.
+	// Doc is the sanitized YAML document. It is nil for an object that exists but could
+	// not be sanitized: snapshots list it so that no sweep deletes its document.
 	Doc []byte
 }
 
@@ -72,10 +73,12 @@ func (c ChangeType) String() string {
 }
 
 // Change is one event of a stream after its snapshot. For Deleted, Object holds the last
-// known state.
+// known state; for Updated, Previous holds the state before, so that a receiver can tell
+// an object that stopped matching its selector.
 type Change struct {
-	Type   ChangeType
-	Object Object
+	Type     ChangeType
+	Object   Object
+	Previous *Object
 }
 
 // Subscriber receives what one stream sees. A stream calls its subscribers from its own

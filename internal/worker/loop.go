@@ -90,6 +90,7 @@ func (s *branchState) unpublishedWaiters(target string) *[]chan SaveResult {
 func (s *branchState) setTarget(cfg TargetConfig, remove bool) {
 	if remove {
 		delete(s.targets, cfg.Name)
+		s.forgetAwaiting(cfg.Name)
 		return
 	}
 	prefix := folderPrefix(cfg.Path)
@@ -98,6 +99,7 @@ func (s *branchState) setTarget(cfg TargetConfig, remove bool) {
 		return
 	}
 	s.targets[cfg.Name] = &targetState{cfg: cfg, prefix: prefix}
+	s.releaseAwaiting(cfg.Name)
 }
 
 // tick does the work that is due: close a silent or old window, plan closed batches,
@@ -108,6 +110,9 @@ func (s *branchState) tick(ctx context.Context, now time.Time) {
 			s.closeWindow(reason)
 		}
 	}
+	// Fetch the branch as soon as the worker starts, not only once something is to be
+	// written: a target reports Ready only when its remote answered.
+	s.ensureReady(ctx, now)
 	s.planClosed(ctx, now)
 	if len(s.pending) == 0 || now.Before(s.nextPushAt()) {
 		return
@@ -129,7 +134,7 @@ func (s *branchState) nextWake(now time.Time) time.Time {
 			wake = at
 		}
 	}
-	if len(s.closed) > 0 && s.retryAt.Before(wake) {
+	if (len(s.closed) > 0 || !s.ready) && s.retryAt.Before(wake) {
 		wake = s.retryAt
 	}
 	if len(s.pending) > 0 {
@@ -152,7 +157,7 @@ func (s *branchState) shutdown() {
 	if len(s.pending) > 0 {
 		s.push(ctx, now)
 	}
-	for _, b := range s.closed {
+	for _, b := range append(s.closed, s.awaiting...) {
 		answer(b.waiters, SaveResult{Err: ErrStopped})
 	}
 	for _, pw := range s.pending {

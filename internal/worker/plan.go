@@ -189,6 +189,9 @@ func (s *branchState) sweepActions(ts *targetState, snap *Snapshot) []action {
 	listed := map[layout.Identity]bool{}
 	for _, obj := range snap.Objects {
 		listed[obj.ID] = true
+		if obj.Doc == nil {
+			continue // exists, but unreadable: its document stays as it is
+		}
 		actions = append(actions, action{op: OpUpsert, typ: snap.Type, id: obj.ID, doc: obj.Doc})
 	}
 	retained := 0

@@ -55,6 +55,10 @@ func (s *branchState) planClosed(ctx context.Context, now time.Time) {
 			parked = append(parked, b)
 			continue
 		}
+		if s.targets[b.target] == nil {
+			s.awaitTarget(b)
+			continue
+		}
 		pw, err := s.decide(ctx, b)
 		if ts := s.targets[b.target]; err != nil && ts != nil && ts.refused != nil {
 			parked, refusal = append(parked, b), err

@@ -16,7 +16,8 @@ import (
 
 // Registry holds the one worker of each repository branch, keyed by the normalized URL
 // and the branch (G1): two GitProviders that spell one repository differently share it.
-// The mutex guards only the map of handles; each branch's state belongs to its loop.
+// The mutex guards only the map of handles and is never held while a worker stops; each
+// branch's state belongs to its loop.
 type Registry struct {
 	ctx     context.Context
 	baseDir string
@@ -51,14 +52,25 @@ func (r *Registry) Ensure(cfg Config) (w *Worker, key ownership.BranchKey, repla
 	cfg.Dir = filepath.Join(r.baseDir, dirName(key))
 	fp := fingerprint(cfg)
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if e, ok := r.workers[key]; ok {
-		if e.fingerprint == fp && !stopped(e.worker) {
-			return e.worker, key, false, nil
-		}
-		e.stop()
+	e, ok := r.workers[key]
+	if ok && e.fingerprint == fp && !stopped(e.worker) {
+		r.mu.Unlock()
+		return e.worker, key, false, nil
+	}
+	if ok {
 		delete(r.workers, key)
 		replaced = true
+	}
+	r.mu.Unlock()
+	if replaced {
+		// Outside the lock: the last push of the old worker must not hold up every lookup.
+		// The new worker starts only after the old one left the local copy.
+		e.stop()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.workers[key]; ok && e.fingerprint == fp && !stopped(e.worker) {
+		return e.worker, key, replaced, nil // started meanwhile by another caller
 	}
 	ctx, cancel := context.WithCancel(r.ctx)
 	w, err = Start(ctx, cfg)
@@ -67,6 +79,7 @@ func (r *Registry) Ensure(cfg Config) (w *Worker, key ownership.BranchKey, repla
 		return nil, key, replaced, fmt.Errorf("start worker for %s: %w", key, err)
 	}
 	r.workers[key] = &entry{worker: w, cancel: cancel, fingerprint: fp}
+	cfg.Log.Info("branch worker started", "branch", key.String(), "replaced", replaced)
 	return w, key, replaced, nil
 }
 
@@ -85,10 +98,11 @@ func (r *Registry) Lookup(key ownership.BranchKey) (*Worker, bool) {
 // writes the branch any more.
 func (r *Registry) Release(key ownership.BranchKey) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if e, ok := r.workers[key]; ok {
+	e, ok := r.workers[key]
+	delete(r.workers, key)
+	r.mu.Unlock()
+	if ok {
 		e.stop()
-		delete(r.workers, key)
 	}
 }
 

@@ -30,6 +30,10 @@ type branchState struct {
 	closed []*batch
 	// pending holds decided writes committed locally, oldest first.
 	pending []*pendingWrite
+	// awaiting holds batches of targets not (yet) set on this worker, oldest first: a
+	// replaced worker receives events before every target has been handed to it again.
+	// They are planned when their target is set, and dropped beyond maxAwaiting.
+	awaiting []*batch
 
 	// lastPush is when the last push succeeded (for the cooldown).
 	lastPush time.Time

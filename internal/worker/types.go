@@ -65,7 +65,8 @@ type Snapshot struct {
 	Objects []SnapshotObject
 }
 
-// SnapshotObject is one object of a snapshot.
+// SnapshotObject is one object of a snapshot. A nil Doc lists an object that exists but
+// could not be read: its document is neither written nor swept.
 type SnapshotObject struct {
 	ID  layout.Identity
 	Doc []byte

@@ -11,12 +11,17 @@ import (
 // A folder holding a file the writer cannot understand refuses the target; its changes
 // wait (with backoff, not a busy loop) and land once someone fixes the folder in Git.
 func TestRefusedFolderParksChangesUntilItIsFixed(t *testing.T) {
-	r := newRig(t)
-	if _, err := r.server.PushForeign(repoName, "main", testenv.ForeignChange{Files: map[string]string{
+	// The junk is there before the worker's first fetch, so the change is planned on it.
+	g := testenv.NewGitServer(t)
+	if err := g.CreateRepo(repoName); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.PushForeign(repoName, "main", testenv.ForeignChange{Files: map[string]string{
 		"clusters/dev/junk.bin": "\x00\x01binary",
 	}}); err != nil {
 		t.Fatal(err)
 	}
+	r := startRig(t, g, g.ServeHTTP(t, testenv.HTTPAuth{Username: "bot", Password: "bot-password"}))
 	r.submit(upsert("alice", "team-a", "waiting", "1"))
 	var st Status
 	r.waitFor("the folder to be refused", func() bool {

@@ -86,3 +86,23 @@ func TestResyncRefusesSnapshotsOfTwoTargetsInOneCall(t *testing.T) {
 		t.Fatal("snapshots of two GitTargets were accepted in one call")
 	}
 }
+
+func TestAnUnreadableObjectOfASnapshotKeepsItsDocument(t *testing.T) {
+	r := newRig(t)
+	r.setTarget(TargetConfig{Name: "team/live", Path: "clusters/dev", Prune: PruneAlways})
+	r.submit(upsert("alice", "team-a", "unreadable", "1"))
+	r.submit(upsert("alice", "team-a", "gone", "1"))
+	r.settled()
+	snap := snapshotOf("a")
+	snap.Objects = append(snap.Objects, SnapshotObject{ID: layout.Identity{Kind: "ConfigMap", Namespace: "team-a", Name: "unreadable"}})
+	if err := r.worker.Resync(r.ctx(), snap); err != nil {
+		t.Fatal(err)
+	}
+	r.settled()
+	if !r.hasFile(cmPath("team-a", "unreadable")) {
+		t.Fatal("the sweep deleted the document of an object that exists but could not be read")
+	}
+	if r.hasFile(cmPath("team-a", "gone")) {
+		t.Fatal("the sweep kept a document whose object is gone")
+	}
+}

@@ -152,3 +152,17 @@ func TestAWindowWithoutAuthorNamesTheCommitterInItsMessage(t *testing.T) {
 		t.Fatalf("subject %q does not name the committer", log[0].Subject)
 	}
 }
+
+func TestEventsOfATargetNotYetSetWaitForIt(t *testing.T) {
+	r := newRig(t)
+	ev := upsert("alice", "team-a", "early", "1")
+	ev.Target = "team/later"
+	r.submit(ev)
+	r.submit(upsert("alice", "team-a", "other-target", "1"))
+	r.settled()
+	if r.hasFile("later/team-a/core/configmaps/early.yaml") {
+		t.Fatal("a batch of an unknown target was written somewhere")
+	}
+	r.setTarget(TargetConfig{Name: "team/later", Path: "later", Prune: PruneOnEvent})
+	r.waitFor("the early event once its target is set", func() bool { return r.hasFile("later/team-a/core/configmaps/early.yaml") })
+}
