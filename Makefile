@@ -16,7 +16,7 @@ CONTROLLER_GEN := $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.2
 SHARED_TOOLS ?= $(abspath ../shared/tools)
 CONTROL_PLANE := bash hack/control-plane.sh "$(SHARED_TOOLS)"
 
-.PHONY: all build generate verify-generated chart-crds image test unit e2e bench lint quickstart clean control-plane
+.PHONY: all build generate verify-generated chart-crds image test unit e2e bench bench-micro lint quickstart clean control-plane
 
 all: build
 
@@ -57,7 +57,12 @@ e2e: ## Tests against a real kube-apiserver and etcd (and the Git servers).
 
 test: lint verify-generated e2e ## Every test: generated files, lint, unit and e2e.
 
-bench: ## Benchmarks of speed and memory.
+bench: build ## Benchmarks of speed and memory: the end-to-end run of BENCH.md (BENCH_FLAGS=-quick for a short one), then bench-micro.
+	$(GO) build -o $(BIN_DIR)/bench ./bench
+	assets=$$($(CONTROL_PLANE)); KUBEBUILDER_ASSETS="$$assets" ./$(BIN_DIR)/bench -operator $(BINARY) $(BENCH_FLAGS)
+	$(MAKE) --no-print-directory bench-micro
+
+bench-micro: ## The go test micro-benchmarks.
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 lint: ## gofmt and go vet.
