@@ -96,6 +96,7 @@ type EncryptionSpec struct {
 }
 
 // AgeSpec lists age recipients (public keys only).
+// +kubebuilder:validation:XValidation:rule="!has(self.generateKeyPair) || !self.generateKeyPair || has(self.recipientsSecretRef)",message="generateKeyPair needs recipientsSecretRef: the Secret the key pair is written to"
 type AgeSpec struct {
 	// Recipients are age public keys (age1...).
 	// +optional
@@ -106,6 +107,13 @@ type AgeSpec struct {
 	// keys, one or more per value, added to Recipients.
 	// +optional
 	RecipientsSecretRef *LocalObjectReference `json:"recipientsSecretRef,omitempty"`
+
+	// GenerateKeyPair asks the operator to create the Secret named by RecipientsSecretRef,
+	// when it does not exist, with a new age key pair: `identity.agekey` (the private key,
+	// which decrypts the Secrets in Git: back it up outside the cluster) and `recipient`
+	// (the public key). The operator never generates keys unless asked here.
+	// +optional
+	GenerateKeyPair bool `json:"generateKeyPair,omitempty"`
 }
 
 // PruneSpec configures deletion.

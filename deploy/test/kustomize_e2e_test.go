@@ -34,7 +34,7 @@ func TestConfigDefaultAppliesCleanly(t *testing.T) {
 	objs := kustomize(t, filepath.Join(repoRoot(t), "config", "default"))
 	want := map[string]int{
 		"Namespace": 1, "CustomResourceDefinition": 5, "ServiceAccount": 1,
-		"ClusterRole": 2, "ClusterRoleBinding": 2, "Role": 1, "RoleBinding": 1,
+		"ClusterRole": 3, "ClusterRoleBinding": 2, "Role": 2, "RoleBinding": 2,
 		"Deployment": 1, "Service": 1,
 	}
 	if got := countKinds(objs); !equalCounts(got, want) {

@@ -2,6 +2,12 @@
 
 package controller_test
 
-import "encoding/base64"
+import (
+	"encoding/base64"
+
+	sigsyaml "sigs.k8s.io/yaml"
+)
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+func yamlUnmarshal(b []byte, v any) error { return sigsyaml.Unmarshal(b, v) }

@@ -48,8 +48,8 @@ func (r *ClusterWatchRuleReconciler) Reconcile(ctx context.Context, req reconcil
 		return reconcile.Result{}, err
 	}
 	claims, unresolved, cerr := watch.CompileClusterWatchRule(&rule, r.Catalog, nss)
-	unresolved = append(unresolved, plaintextSecretsNote(claims)...)
 	target := client.ObjectKey{Namespace: rule.Spec.TargetRef.Namespace, Name: rule.Spec.TargetRef.Name}
+	unresolved = append(unresolved, plaintextSecretsNote(ctx, r.Client, target, claims)...)
 	conds := conditions{list: &rule.Status.Conditions, generation: rule.Generation}
 	reportRule(ctx, r.Client, conds, cerr, unresolved, target)
 	rule.Status.ObservedGeneration = rule.Generation

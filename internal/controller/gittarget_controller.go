@@ -107,7 +107,11 @@ func (r *GitTargetReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 // reported; every other target goes on.
 func (r *GitTargetReconciler) sync(ctx context.Context, t *v1.GitTarget, conds conditions) *problem {
 	name := client.ObjectKeyFromObject(t).String()
-	w, prob := r.attach(ctx, t)
+	sealer, encProb := sealerFor(ctx, r.Client, r.Pipeline.DigestKeys, t)
+	if encProb != nil && encProb.transient {
+		return encProb
+	}
+	w, prob := r.attach(ctx, t, sealer)
 	if prob != nil && prob.transient {
 		return prob // the target keeps running as it is until the API answers again
 	}
@@ -119,14 +123,20 @@ func (r *GitTargetReconciler) sync(ctx context.Context, t *v1.GitTarget, conds c
 		return prob
 	}
 	conds.set(v1.ConditionValidated, true, ReasonReady, "the GitProvider admits this target and the branch is its to write")
-	if prob := r.runStreams(ctx, t); prob != nil {
+	if encProb != nil {
+		conds.set(encProb.condition, false, encProb.reason, encProb.message)
+	} else {
+		conds.set(v1.ConditionEncryptionConfigured, true, ReasonReady,
+			fmt.Sprintf("Secrets are written encrypted with SOPS for %d age recipient(s)", len(sealer.Recipients())))
+	}
+	if prob := r.runStreams(ctx, t, sealer); prob != nil {
 		return prob
 	}
 	return r.report(ctx, t, w, conds)
 }
 
 // attach validates the target and hands it to its branch's worker.
-func (r *GitTargetReconciler) attach(ctx context.Context, t *v1.GitTarget) (*worker.Worker, *problem) {
+func (r *GitTargetReconciler) attach(ctx context.Context, t *v1.GitTarget, sealer *targetSealer) (*worker.Worker, *problem) {
 	p, prob := admission(ctx, r.Client, t)
 	if prob != nil {
 		return nil, prob
@@ -165,7 +175,7 @@ func (r *GitTargetReconciler) attach(ctx context.Context, t *v1.GitTarget) (*wor
 		r.retarget(ctx, key, name)
 	}
 	r.Pipeline.Router.Attach(name, key)
-	if err := w.SetTarget(ctx, targetConfig(t)); err != nil {
+	if err := w.SetTarget(ctx, targetConfig(t, sealer)); err != nil {
 		return nil, &problem{condition: v1.ConditionReady, reason: ReasonWorkerFailed, message: fmt.Sprintf("hand the target to its branch worker: %v", err)}
 	}
 	return w, nil
@@ -204,11 +214,14 @@ func (r *GitTargetReconciler) workerConfig(p *v1.GitProvider, creds gitrepo.Cred
 	return cfg
 }
 
-func targetConfig(t *v1.GitTarget) worker.TargetConfig {
+func targetConfig(t *v1.GitTarget, sealer *targetSealer) worker.TargetConfig {
 	cfg := worker.TargetConfig{
 		Name:  client.ObjectKeyFromObject(t).String(),
 		Path:  t.Spec.Path,
 		Prune: worker.PruneMode(t.Spec.Prune.Mode),
+	}
+	if sealer != nil {
+		cfg.SOPSRules = sealer.rules
 	}
 	if pl := t.Spec.Placement; pl != nil {
 		cfg.Placement = layout.Placement{Default: pl.Default, ByType: pl.ByType}

@@ -19,6 +19,8 @@ type Pipeline struct {
 	Reducer worker.Reducer
 	// Tune, when set, adjusts every branch worker's configuration (timings in tests).
 	Tune func(*worker.Config)
+	// DigestKeys holds the key of sealed Secrets' digests.
+	DigestKeys *digestKeys
 	// Retarget carries requests to reconcile GitTargets that another change affects
 	// (a replaced worker, a catalog change).
 	Retarget chan event.GenericEvent

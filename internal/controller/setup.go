@@ -30,6 +30,8 @@ type SetupOptions struct {
 	WorkDir string
 	// Tune, when set, adjusts every branch worker's configuration.
 	Tune func(*worker.Config)
+	// StateNamespace holds the Secrets the operator itself owns (the digest key).
+	StateNamespace string
 	// CatalogOptions tune discovery refreshes.
 	CatalogOptions []watch.CatalogOption
 }
@@ -56,10 +58,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
 		Router:   route.NewRouter(registry),
 		Hub:      watch.NewHub(ctx, dyn, sanitize.Object, log.WithName("streams")),
 		Catalog:  watch.NewCatalog(disco, log.WithName("catalog"), opts.CatalogOptions...),
-		Reducer:  sanitize.NewDefaulter(dyn),
+		Reducer:  pipelineReducer{defaults: sanitize.NewDefaulter(dyn)},
 		Tune:     opts.Tune,
 		Retarget: make(chan event.GenericEvent, 256),
 	}
+	p.DigestKeys = &digestKeys{client: mgr.GetClient(), namespace: opts.StateNamespace}
 	rulesRecheck := make(chan event.GenericEvent, 256)
 	clusterRulesRecheck := make(chan event.GenericEvent, 256)
 	c := mgr.GetClient()

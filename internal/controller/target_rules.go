@@ -75,15 +75,20 @@ func claimsOfTarget(ctx context.Context, c client.Reader, cat watch.ResourceList
 			}
 		}
 	}
-	return withoutPlaintextSecrets(claims), nil
+	return claims, nil
 }
 
-// plaintextSecretsNote tells a rule's author that its claim on Secrets is not mirrored.
-func plaintextSecretsNote(claims []watch.Claim) []string {
+// plaintextSecretsNote tells a rule's author that its claim on Secrets is not mirrored:
+// its target has no encryption.
+func plaintextSecretsNote(ctx context.Context, c client.Reader, target client.ObjectKey, claims []watch.Claim) []string {
 	if len(withoutPlaintextSecrets(append([]watch.Claim(nil), claims...))) == len(claims) {
 		return nil
 	}
-	return []string{"secrets are not mirrored: this version writes Secrets only encrypted, which is not available yet (nothing is ever written in plaintext)"}
+	var t v1.GitTarget
+	if c.Get(ctx, target, &t) == nil && t.Spec.Encryption != nil {
+		return nil // the target's EncryptionConfigured condition tells the rest
+	}
+	return []string{"secrets are mirrored only by a GitTarget with spec.encryption (nothing is ever written in plaintext); see the target's EncryptionConfigured condition"}
 }
 
 // withoutPlaintextSecrets drops claims on core Secrets: they are mirrored only encrypted

@@ -9,19 +9,26 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
+	"github.com/gitops-reverser/gitops-reverser/internal/route"
 	"github.com/gitops-reverser/gitops-reverser/internal/watch"
 )
 
 // runStreams compiles the rules naming t and makes the hub run exactly the streams they
 // claim. Subscriptions that are new or changed deliver snapshots, which the target's gate
 // gathers into one resync.
-func (r *GitTargetReconciler) runStreams(ctx context.Context, t *v1.GitTarget) *problem {
+func (r *GitTargetReconciler) runStreams(ctx context.Context, t *v1.GitTarget, sealer *targetSealer) *problem {
 	name := client.ObjectKeyFromObject(t).String()
 	claims, err := claimsOfTarget(ctx, r.Client, r.Pipeline.Catalog, t)
 	if err != nil {
 		return &problem{condition: v1.ConditionStreamsRunning, reason: ReasonStreamsStarting, transient: true, message: err.Error()}
 	}
-	wanted := r.Pipeline.Router.Wanted(name, watch.MergeClaims(claims))
+	var seal route.Sealer // stays a nil interface without encryption
+	if sealer != nil {
+		seal = sealer
+	} else {
+		claims = withoutPlaintextSecrets(claims)
+	}
+	wanted := r.Pipeline.Router.Wanted(name, watch.MergeClaims(claims), seal)
 	r.Pipeline.Router.Expect(name, wanted, r.Pipeline.Hub.Changed(name, wanted))
 	r.Pipeline.Hub.Set(name, wanted)
 	return nil

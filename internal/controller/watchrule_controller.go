@@ -48,8 +48,8 @@ func (r *WatchRuleReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 	}
 	orig := rule.DeepCopy()
 	claims, unresolved, err := watch.CompileWatchRule(&rule, r.Catalog)
-	unresolved = append(unresolved, plaintextSecretsNote(claims)...)
 	target := client.ObjectKey{Namespace: rule.Namespace, Name: rule.Spec.TargetRef.Name}
+	unresolved = append(unresolved, plaintextSecretsNote(ctx, r.Client, target, claims)...)
 	conds := conditions{list: &rule.Status.Conditions, generation: rule.Generation}
 	reportRule(ctx, r.Client, conds, err, unresolved, target)
 	rule.Status.ObservedGeneration = rule.Generation

@@ -88,11 +88,16 @@ func editInPlace(read ReadFile, loc Location, d objectDoc) ([]FileEdit, error) {
 		return nil, nil
 	}
 	seg := &pf.text.segs[old.seg]
-	body, err := rewriteDocument(seg.body, func(root *yaml.Node) error {
-		mergeInto(root, d.node)
-		return nil
-	})
-	if err != nil || !bodyHolds(body, d.node) {
+	var body string
+	if !isEncrypted(d.node) {
+		body, err = rewriteDocument(seg.body, func(root *yaml.Node) error {
+			mergeInto(root, d.node)
+			return nil
+		})
+	}
+	// An encrypted document is replaced whole: its MAC covers the values in the order
+	// they were encrypted, which a merge into the old key order could break.
+	if isEncrypted(d.node) || err != nil || !bodyHolds(body, d.node) {
 		// The merge did not produce the new document: write it afresh.
 		body, err = rewriteDocument(seg.body, func(root *yaml.Node) error {
 			*root = *d.node
@@ -186,4 +191,17 @@ func appendDocument(content []byte, doc string) []byte {
 		s += "---" + eol
 	}
 	return []byte(s + doc)
+}
+
+// isEncrypted reports whether a document is a SOPS document (it has a top-level "sops" map).
+func isEncrypted(doc *yaml.Node) bool {
+	root := doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Kind != yaml.MappingNode {
+		return false
+	}
+	v := mappingValue(root, "sops")
+	return v != nil && v.Kind == yaml.MappingNode
 }

@@ -74,11 +74,18 @@ func Run(ctx context.Context, opts Options) error {
 	if workDir == "" {
 		workDir = filepath.Join(os.TempDir(), "gitops-reverser")
 	}
-	if err := controller.Setup(ctx, mgr, controller.SetupOptions{WorkDir: workDir, Tune: opts.Tune}); err != nil {
+	if err := controller.Setup(ctx, mgr, controller.SetupOptions{WorkDir: workDir, Tune: opts.Tune, StateNamespace: stateNamespace(opts)}); err != nil {
 		return fmt.Errorf("set up controllers: %w", err)
 	}
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("run manager: %w", err)
 	}
 	return nil
+}
+
+func stateNamespace(opts Options) string {
+	if opts.StateNamespace != "" {
+		return opts.StateNamespace
+	}
+	return defaultStateNamespace()
 }

@@ -20,6 +20,8 @@ type Options struct {
 	LeaderElectionNS       string
 	// WorkDir holds the branch workers' local copies of the repositories.
 	WorkDir string
+	// StateNamespace holds the Secrets the operator owns (the digest key of sealed Secrets).
+	StateNamespace string
 	// Tune, when set, adjusts every branch worker's configuration (embedding and tests;
 	// there is no flag for it).
 	Tune func(*worker.Config)
@@ -41,6 +43,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", "gitops-reverser.gitops-reverser.io", "Name of the leader election Lease.")
 	fs.StringVar(&o.LeaderElectionNS, "leader-election-namespace", "", "Namespace of the leader election Lease; empty means the operator's own namespace.")
 	fs.StringVar(&o.WorkDir, "work-dir", filepath.Join(os.TempDir(), "gitops-reverser"), "Directory for the local copies of the repositories (an emptyDir in a cluster).")
+	fs.StringVar(&o.StateNamespace, "state-namespace", defaultStateNamespace(), "Namespace of the Secrets the operator owns (the digest key of encrypted Secrets); defaults to $POD_NAMESPACE, else default.")
 	fs.StringVar(&o.AuditBindAddress, "audit-bind-address", "", "Address of the audit webhook (/audit-webhook) for author attribution; empty turns attribution off.")
 	fs.StringVar(&o.AuditCertFile, "audit-cert-file", "", "TLS certificate of the audit webhook.")
 	fs.StringVar(&o.AuditKeyFile, "audit-key-file", "", "TLS key of the audit webhook.")
@@ -56,4 +59,13 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("author attribution (--audit-*) is not available in this version; remove the --audit-* flags")
 	}
 	return nil
+}
+
+// defaultStateNamespace is the operator's own namespace in a cluster (the downward API's
+// POD_NAMESPACE), else "default".
+func defaultStateNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return "default"
 }

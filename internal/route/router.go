@@ -34,6 +34,7 @@ type targetRoute struct {
 
 type revisioned struct {
 	sub      watch.Subscription
+	sealedBy string // the sealer's fingerprint, for sensitive types
 	revision int
 }
 
@@ -91,10 +92,10 @@ func (r *Router) TargetsOf(key ownership.BranchKey) []string {
 	return names
 }
 
-// Wanted turns an attached target's subscriptions into what the hub runs, and makes the
-// target's gate wait for the snapshots of those that are new or changed (given by
-// changed, from Hub.Changed), so that they reach the worker in one resync.
-func (r *Router) Wanted(target string, subs []watch.Subscription) []watch.Wanted {
+// Wanted turns an attached target's subscriptions into what the hub runs. Documents of
+// sensitive types are sealed with sealer (nil: the caller must not pass sensitive
+// subscriptions; they would deliver nothing).
+func (r *Router) Wanted(target string, subs []watch.Subscription, sealer Sealer) []watch.Wanted {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	tr, ok := r.targets[target]
@@ -104,16 +105,21 @@ func (r *Router) Wanted(target string, subs []watch.Subscription) []watch.Wanted
 	next := make(map[watch.StreamKey]revisioned, len(subs))
 	wanted := make([]watch.Wanted, 0, len(subs))
 	for _, sub := range subs {
+		var sealedBy string
+		var subSealer Sealer
+		if sub.Resource.Sensitive() && sealer != nil {
+			sealedBy, subSealer = sealer.Fingerprint(), sealer
+		}
 		rev := tr.subs[sub.Key]
-		if !rev.sub.Equal(sub) {
-			rev = revisioned{sub: sub, revision: rev.revision + 1}
+		if !rev.sub.Equal(sub) || rev.sealedBy != sealedBy {
+			rev = revisioned{sub: sub, sealedBy: sealedBy, revision: rev.revision + 1}
 		}
 		next[sub.Key] = rev
 		fp := strconv.Itoa(tr.generation) + "/" + strconv.Itoa(rev.revision)
 		wanted = append(wanted, watch.Wanted{
 			Key:         sub.Key,
 			Resource:    sub.Resource,
-			Subscriber:  &sink{target: target, sub: sub, fingerprint: fp, gate: tr.gate},
+			Subscriber:  &sink{target: target, sub: sub, fingerprint: fp, gate: tr.gate, sealer: subSealer},
 			Fingerprint: fp,
 		})
 	}

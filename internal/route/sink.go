@@ -2,6 +2,7 @@ package route
 
 import (
 	"context"
+	"errors"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/watch"
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
@@ -14,12 +15,51 @@ type sink struct {
 	sub         watch.Subscription
 	fingerprint string
 	gate        *gate
+	// sealer encrypts the documents of a sensitive type; nil for other types.
+	sealer Sealer
+}
+
+// Sealer encrypts the documents of sensitive types (Secrets) for one GitTarget.
+type Sealer interface {
+	Seal(plainDoc []byte) ([]byte, error)
+	// Fingerprint changes when what Seal produces would (other recipients).
+	Fingerprint() string
+}
+
+// errNoSealer refuses a sensitive document without encryption: never plaintext.
+var errNoSealer = errors.New("a Secret reached a GitTarget without encryption; it is not written")
+
+// seal returns the document to hand to the worker: sealed for a sensitive type. A document
+// that cannot be sealed is returned nil (unreadable: neither written nor swept).
+func (s *sink) seal(res watch.Resource, doc []byte) ([]byte, error) {
+	if !res.Sensitive() || doc == nil {
+		return doc, nil
+	}
+	if s.sealer == nil {
+		return nil, errNoSealer
+	}
+	sealed, err := s.sealer.Seal(doc)
+	if err != nil {
+		return nil, err
+	}
+	return sealed, nil
 }
 
 // Snapshot turns a stream's listing into one worker snapshot per scope the target covers,
 // each holding only the objects its claims select.
 func (s *sink) Snapshot(ctx context.Context, res watch.Resource, objects []watch.Object) error {
-	return s.gate.snapshot(ctx, s.sub.Key, s.fingerprint, s.snapshots(res, objects))
+	snaps := s.snapshots(res, objects)
+	for i := range snaps {
+		for j := range snaps[i].Objects {
+			obj := &snaps[i].Objects[j]
+			sealed, err := s.seal(res, obj.Doc)
+			if errors.Is(err, errNoSealer) {
+				return err
+			}
+			obj.Doc = sealed // nil when sealing failed: kept, not swept
+		}
+	}
+	return s.gate.snapshot(ctx, s.sub.Key, s.fingerprint, snaps)
 }
 
 func (s *sink) snapshots(res watch.Resource, objects []watch.Object) []worker.Snapshot {
@@ -63,6 +103,13 @@ func (s *sink) Change(ctx context.Context, res watch.Resource, ch watch.Change) 
 		ev.Op, ev.Doc = worker.OpDelete, nil
 	default:
 		return nil
+	}
+	if ev.Op == worker.OpUpsert {
+		sealed, err := s.seal(res, ev.Doc)
+		if err != nil {
+			return err // never written in plaintext; the next snapshot tries again
+		}
+		ev.Doc = sealed
 	}
 	return s.gate.submit(ctx, s.sub.Key, ev)
 }

@@ -18,6 +18,9 @@ var droppedAnnotations = [...]string{
 	// Argo CD's resource tracking; the application that applies the object, not content.
 	"argocd.argoproj.io/tracking-id",
 	"argocd.argoproj.io/installation-id",
+	// Our own digest of a sealed Secret's plaintext: an applier that decrypts the file
+	// applies it with the Secret; it belongs to the file, not to the object.
+	"gitops-reverser.io/sealed-digest",
 	// Leader election records stored on Endpoints/ConfigMaps by older clients; they change
 	// every few seconds.
 	"control-plane.alpha.kubernetes.io/leader",

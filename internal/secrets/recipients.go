@@ -12,6 +12,10 @@ import (
 )
 
 // ErrNoRecipients is returned when no age recipient is given.
+// IdentitySuffix ends the Secret keys that hold private age identities (as Flux's
+// decryption expects); RecipientsFromSecretData skips them.
+const IdentitySuffix = ".agekey"
+
 var ErrNoRecipients = errors.New("secrets: no age recipients")
 
 // ParseRecipients validates age X25519 recipients ("age1…"), trims surrounding white space and
@@ -46,6 +50,9 @@ func RecipientsFromSecretData(data map[string][]byte) ([]string, error) {
 	slices.Sort(keys)
 	var out []string
 	for _, k := range keys {
+		if strings.HasSuffix(k, IdentitySuffix) {
+			continue // a private identity kept beside its recipient (a generated pair)
+		}
 		sc := bufio.NewScanner(bytes.NewReader(data[k]))
 		sc.Buffer(make([]byte, 0, 4096), 1<<20)
 		line := 0

@@ -173,7 +173,7 @@ func (h *Hub) stream(key StreamKey, res Resource) *Stream {
 		}
 	}
 	s := StartStream(h.ctx, StreamConfig{Key: key, Resource: res, Client: h.client, Sanitize: h.sanitize,
-		Log: h.log.WithValues("stream", key.String())})
+		Sensitive: res.Sensitive(), Log: h.log.WithValues("stream", key.String())})
 	h.streams[key] = s
 	return s
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"maps"
@@ -40,7 +41,11 @@ type StreamConfig struct {
 	// Sanitize turns a live object into its document; a failure skips the object with a log
 	// line.
 	Sanitize func(*unstructured.Unstructured) ([]byte, error)
-	Log      logr.Logger
+	// Sensitive streams (Secrets) keep no document in memory after delivering it: the
+	// cache holds a digest to tell no-op updates, a new subscriber makes the stream take a
+	// fresh snapshot, and every delivered document is zeroed once all subscribers had it.
+	Sensitive bool
+	Log       logr.Logger
 	// RetryMin and RetryMax bound the exponential back-off between failed attempts
 	// (defaults DefaultRetryMin and DefaultRetryMax).
 	RetryMin, RetryMax time.Duration
@@ -114,7 +119,10 @@ func StartStream(ctx context.Context, cfg StreamConfig) *Stream {
 func (s *Stream) Subscribe(id string, sub Subscriber) {
 	s.send(func(st *streamState) {
 		st.subs[id] = sub
-		if st.haveSnapshot {
+		switch {
+		case st.haveSnapshot && st.cfg.Sensitive:
+			st.haveSnapshot, st.restart = false, st.watching
+		case st.haveSnapshot:
 			st.deliverSnapshot(id, sub)
 		}
 	})
@@ -189,6 +197,9 @@ type streamState struct {
 	watching     bool
 	// fallback is set once the server refused a watch-list: this stream lists from then on.
 	fallback bool
+	// restart asks the watch loop to end the watch and take a new snapshot (a sensitive
+	// stream's new subscriber).
+	restart bool
 
 	snapshots     int
 	lastWatchList bool
@@ -422,6 +433,23 @@ func (st *streamState) install(objs map[layout.Identity]Object, rv string, watch
 	for _, id := range slices.Sorted(maps.Keys(st.subs)) {
 		st.deliverSnapshot(id, st.subs[id])
 	}
+	if st.cfg.Sensitive {
+		for id, obj := range st.cache {
+			st.cache[id] = forget(obj)
+		}
+	}
+}
+
+// forget replaces a delivered document of a sensitive stream by its digest, zeroing the
+// document: only the digest is compared later.
+func forget(obj Object) Object {
+	if obj.Doc == nil {
+		return obj
+	}
+	sum := sha256.Sum256(obj.Doc)
+	clear(obj.Doc)
+	obj.Doc = sum[:]
+	return obj
 }
 
 func (st *streamState) deliverSnapshot(id string, sub Subscriber) {
@@ -451,6 +479,10 @@ func (st *streamState) follow(ctx context.Context, w apiwatch.Interface) {
 			return
 		case f := <-st.msgs:
 			f(st)
+			if st.restart {
+				st.restart, st.watching = false, false
+				return
+			}
 		case ev, ok := <-w.ResultChan():
 			if !ok {
 				st.watching = false
@@ -491,15 +523,29 @@ func (st *streamState) apply(ev apiwatch.Event) error {
 			return nil
 		}
 		old, had := st.cache[obj.ID]
-		st.cache[obj.ID] = obj
-		if obj.Doc == nil || had && bytes.Equal(old.Doc, obj.Doc) && maps.Equal(old.Labels, obj.Labels) {
+		cached := obj
+		if st.cfg.Sensitive && obj.Doc != nil {
+			sum := sha256.Sum256(obj.Doc)
+			cached.Doc = sum[:]
+		}
+		st.cache[obj.ID] = cached
+		if obj.Doc == nil || had && bytes.Equal(old.Doc, cached.Doc) && maps.Equal(old.Labels, obj.Labels) {
+			if st.cfg.Sensitive {
+				clear(obj.Doc)
+			}
 			return nil
 		}
 		ch := Change{Type: Created, Object: obj}
 		if had {
+			if st.cfg.Sensitive {
+				old.Doc = nil
+			}
 			ch.Type, ch.Previous = Updated, &old
 		}
 		st.deliverChange(ch)
+		if st.cfg.Sensitive {
+			clear(obj.Doc)
+		}
 	case apiwatch.Deleted:
 		st.rv = u.GetResourceVersion()
 		id := st.identity(u)
@@ -511,6 +557,9 @@ func (st *streamState) apply(ev apiwatch.Event) error {
 			last = Object{ID: id, Labels: u.GetLabels(), ResourceVersion: u.GetResourceVersion()}
 		} else {
 			last.ResourceVersion = u.GetResourceVersion()
+		}
+		if st.cfg.Sensitive {
+			last.Doc = nil
 		}
 		st.deliverChange(Change{Type: Deleted, Object: last})
 	}

@@ -25,6 +25,10 @@ func (r Resource) TypeInfo() layout.TypeInfo {
 	return layout.TypeInfo{Group: r.GVR.Group, Version: r.GVR.Version, Resource: r.GVR.Resource, Kind: r.Kind, Namespaced: r.Namespaced}
 }
 
+// Sensitive reports whether the type's objects hold secrets: core Secrets. Their documents
+// are written only encrypted and are not kept in memory after delivery.
+func (r Resource) Sensitive() bool { return r.GVR.Group == "" && r.GVR.Resource == "secrets" }
+
 // StreamKey names one watch stream: a resource type in one namespace, or, with Namespace
 // "", in every namespace (always "" for cluster-scoped types).
 type StreamKey struct {

@@ -218,8 +218,20 @@ func (s *branchState) bootstrap(v *treeView, ts *targetState) error {
 	if err != nil {
 		return fmt.Errorf("bootstrap %s: %w", ts.cfg.Name, err)
 	}
+	if ts.cfg.SOPSRules != nil {
+		_, ok, err := v.read(sopsConfigName)
+		if err != nil {
+			return fmt.Errorf("bootstrap %s: %w", ts.cfg.Name, err)
+		}
+		if !ok {
+			edits = append(edits, layout.FileEdit{Path: sopsConfigName, Content: ts.cfg.SOPSRules})
+		}
+	}
 	return v.apply(edits, nil)
 }
+
+// sopsConfigName is the creation-rules file of SOPS, at the folder's root.
+const sopsConfigName = ".sops.yaml"
 
 // commit writes the view's edits as a commit on the local tip and advances the local tip.
 // It returns "" when the edits change nothing.

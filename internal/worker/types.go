@@ -95,6 +95,9 @@ type TargetConfig struct {
 	Path      string // spec.path; "." is the repository root
 	Prune     PruneMode
 	Placement layout.Placement
+	// SOPSRules, when set, is the .sops.yaml the first write adds to the folder (its
+	// encryption is on); an existing .sops.yaml is kept.
+	SOPSRules []byte
 }
 
 // Config configures one branch worker.
