@@ -67,7 +67,7 @@ func fullConfig() config {
 		profile:            true,
 		profileFor:         20 * time.Second,
 		drainCap:           2 * time.Minute,
-		burstCap:           4 * time.Minute,
+		burstCap:           3 * time.Minute,
 		burstRepeatIfUnder: 90 * time.Second,
 		compareEnv:         true,
 	}
@@ -104,7 +104,9 @@ type bench struct {
 	profDir  string
 	idle     float64 // peak RSS of the idle operator, bytes
 	burstSeq int     // the seq the last burst round wrote
-	started  time.Time
+	// floorSteps describes the last initial floor's steps, for the CSV.
+	floorSteps string
+	started    time.Time
 }
 
 func (b *bench) want(phase int) bool { return b.cfg.phases[phase] }

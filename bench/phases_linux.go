@@ -121,8 +121,8 @@ func (b *bench) phaseInitial(ctx context.Context) error {
 				return err
 			}
 			floors = append(floors, seconds(fd))
-			b.res.add("1", scen, "floor_time", run, seconds(fd), "s", "list + write + git add/commit/push")
-			b.logf("  N=%d run %d: floor %s", n, run, fd.Round(time.Millisecond))
+			b.res.add("1", scen, "floor_time", run, seconds(fd), "s", b.floorSteps)
+			b.logf("  N=%d run %d: floor %s (%s)", n, run, fd.Round(time.Millisecond), b.floorSteps)
 			od, peak, err := b.operatorInitial(ctx, n, fmt.Sprintf("p1-n%d-op-%d", n, run), "")
 			if err != nil {
 				if errors.Is(err, errTimeout) {
@@ -206,17 +206,22 @@ func (b *bench) floorInitial(ctx context.Context, n int, name string) (time.Dura
 			break
 		}
 	}
+	steps := []time.Duration{time.Since(start)}
 	for _, args := range [][]string{
 		{"init", "--quiet", "--initial-branch=" + branch},
 		{"add", "-A"},
 		{"commit", "--quiet", "-m", "floor: " + ns},
 		{"push", "--quiet", b.env.authURL(r), "HEAD:refs/heads/" + branch},
 	} {
+		t := time.Now()
 		if _, err := git(work, args...); err != nil {
 			return 0, err
 		}
+		steps = append(steps, time.Since(t))
 	}
 	d := time.Since(start)
+	b.floorSteps = fmt.Sprintf("list+write %s, init %s, add %s, commit %s, push %s", steps[0].Round(time.Millisecond),
+		steps[1].Round(time.Millisecond), steps[2].Round(time.Millisecond), steps[3].Round(time.Millisecond), steps[4].Round(time.Millisecond))
 	if written < n {
 		return 0, fmt.Errorf("floor listed %d ConfigMaps in %s, want %d", written, ns, n)
 	}
