@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,6 +42,8 @@ const (
 type GitTargetReconciler struct {
 	client.Client
 	Pipeline *Pipeline
+	// Events records transitions on the GitTarget (nil records none).
+	Events events.EventRecorder
 }
 
 // SetupWithManager registers the reconciler and everything that affects a target.
@@ -99,6 +102,7 @@ func (r *GitTargetReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 	if err := r.Status().Patch(ctx, &t, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
 		return reconcile.Result{}, fmt.Errorf("update status of GitTarget %s: %w", name, err)
 	}
+	r.recordTransitions(orig, &t)
 	return reconcile.Result{RequeueAfter: after}, nil
 }
 
@@ -196,6 +200,7 @@ func (r *GitTargetReconciler) workerConfig(p *v1.GitProvider, creds gitrepo.Cred
 		Committer:       worker.Author{Name: "GitOps Reverser", Email: "gitops-reverser@localhost"},
 		SigningKey:      pem,
 		Reducer:         r.Pipeline.Reducer,
+		Metrics:         r.Pipeline.Metrics,
 		Log:             log.Log.WithName("worker").WithValues("provider", p.Namespace+"/"+p.Name, "branch", branch),
 	}
 	if c := p.Spec.Commit.Committer; c != nil {

@@ -89,22 +89,30 @@ type runningOperator struct {
 // startOperator runs the operator against cfg until the test ends (or stop).
 func startOperator(t *testing.T, cfg *rest.Config, workDir string) *runningOperator {
 	t.Helper()
+	return startOperatorWith(t, cfg, workDir, nil)
+}
+
+// startOperatorWith is startOperator with changed options.
+func startOperatorWith(t *testing.T, cfg *rest.Config, workDir string, change func(*operator.Options)) *runningOperator {
+	t.Helper()
 	kubeconfig, err := writeKubeconfig(t, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	op := &runningOperator{cancel: cancel, done: make(chan error, 1)}
-	go func() {
-		op.done <- operator.Run(ctx, operator.Options{
-			Kubeconfig: kubeconfig, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
-			LeaderElectionID: "test", WorkDir: workDir,
-			Tune: func(c *worker.Config) {
-				c.PushCooldown = 50 * time.Millisecond
-				c.RetryMin, c.RetryMax = 100*time.Millisecond, 2*time.Second
-			},
-		})
-	}()
+	opts := operator.Options{
+		Kubeconfig: kubeconfig, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
+		LeaderElectionID: "test", WorkDir: workDir,
+		Tune: func(c *worker.Config) {
+			c.PushCooldown = 50 * time.Millisecond
+			c.RetryMin, c.RetryMax = 100*time.Millisecond, 2*time.Second
+		},
+	}
+	if change != nil {
+		change(&opts)
+	}
+	go func() { op.done <- operator.Run(ctx, opts) }()
 	t.Cleanup(func() { op.stop(t) })
 	return op
 }

@@ -1,8 +1,12 @@
 package controller
 
 import (
+	"errors"
+	"net/http"
+
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
+	"github.com/gitops-reverser/gitops-reverser/internal/metrics"
 	"github.com/gitops-reverser/gitops-reverser/internal/route"
 	"github.com/gitops-reverser/gitops-reverser/internal/watch"
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
@@ -19,9 +23,22 @@ type Pipeline struct {
 	Reducer worker.Reducer
 	// Tune, when set, adjusts every branch worker's configuration (timings in tests).
 	Tune func(*worker.Config)
+	// Metrics records every stage; shared by workers and streams.
+	Metrics *metrics.Metrics
 	// DigestKeys holds the key of sealed Secrets' digests.
 	DigestKeys *digestKeys
 	// Retarget carries requests to reconcile GitTargets that another change affects
 	// (a replaced worker, a catalog change).
 	Retarget chan event.GenericEvent
+}
+
+// discoveryRan is the readiness check: the operator is ready once discovery answered (the
+// catalog runs on every replica; a follower is ready to take over).
+func (p *Pipeline) discoveryRan(*http.Request) error {
+	select {
+	case <-p.Catalog.Synced():
+		return nil
+	default:
+		return errors.New("discovery has not answered yet")
+	}
 }

@@ -15,9 +15,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
+	"github.com/gitops-reverser/gitops-reverser/internal/metrics"
 	"github.com/gitops-reverser/gitops-reverser/internal/route"
 	"github.com/gitops-reverser/gitops-reverser/internal/sanitize"
 	"github.com/gitops-reverser/gitops-reverser/internal/watch"
@@ -52,14 +54,19 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
 		return fmt.Errorf("work dir %s: %w", opts.WorkDir, err)
 	}
 	log := ctrl.Log.WithName("pipeline")
+	m, err := metrics.New(ctrlmetrics.Registry)
+	if err != nil {
+		return err
+	}
 	registry := worker.NewRegistry(ctx, filepath.Join(opts.WorkDir, "branches"))
 	p := &Pipeline{
 		Workers:  registry,
 		Router:   route.NewRouter(registry),
-		Hub:      watch.NewHub(ctx, dyn, sanitize.Object, log.WithName("streams")),
+		Hub:      watch.NewHub(ctx, dyn, sanitize.Object, m, log.WithName("streams")),
 		Catalog:  watch.NewCatalog(disco, log.WithName("catalog"), opts.CatalogOptions...),
 		Reducer:  pipelineReducer{defaults: sanitize.NewDefaulter(dyn)},
 		Tune:     opts.Tune,
+		Metrics:  m,
 		Retarget: make(chan event.GenericEvent, 256),
 	}
 	p.DigestKeys = &digestKeys{client: mgr.GetClient(), namespace: opts.StateNamespace}
@@ -68,6 +75,15 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
 	c := mgr.GetClient()
 	steps := []func() error{
 		func() error { return mgr.Add(p.Catalog) },
+		// Leadership is released only after every branch worker made its last push: the
+		// manager stops this runnable, and waits for it, before it gives up the Lease.
+		func() error {
+			return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+				<-ctx.Done()
+				registry.StopAll()
+				return nil
+			}))
+		},
 		func() error { return watchCRDs(mgr, p.Catalog) },
 		func() error {
 			return mgr.Add(&catalogNotifier{client: c, catalog: p.Catalog, targets: p.Retarget, rules: rulesRecheck, clusterRules: clusterRulesRecheck})
@@ -75,7 +91,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
 		func() error {
 			return (&GitProviderReconciler{Client: c, ProbeDir: filepath.Join(opts.WorkDir, "probes")}).SetupWithManager(mgr)
 		},
-		func() error { return (&GitTargetReconciler{Client: c, Pipeline: p}).SetupWithManager(mgr) },
+		func() error {
+			return (&GitTargetReconciler{Client: c, Pipeline: p, Events: mgr.GetEventRecorder("gitops-reverser")}).SetupWithManager(mgr)
+		},
+		func() error { return mgr.AddReadyzCheck("discovery", p.discoveryRan) },
 		func() error {
 			return (&WatchRuleReconciler{Client: c, Catalog: p.Catalog, Recheck: rulesRecheck}).SetupWithManager(mgr)
 		},

@@ -9,6 +9,8 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/metrics"
 )
 
 // statusWait bounds how long Status waits for one stream.
@@ -40,16 +42,17 @@ type Hub struct {
 	client   dynamic.Interface
 	sanitize func(*unstructured.Unstructured) ([]byte, error)
 	log      logr.Logger
+	metrics  *metrics.Metrics
 
 	mu      sync.Mutex
 	streams map[StreamKey]*Stream
 	owners  map[string]map[StreamKey]string // owner -> key -> fingerprint
 }
 
-// NewHub returns a hub whose streams read through client, sanitize with sanitize and end
-// with ctx.
-func NewHub(ctx context.Context, client dynamic.Interface, sanitize func(*unstructured.Unstructured) ([]byte, error), log logr.Logger) *Hub {
-	return &Hub{ctx: ctx, client: client, sanitize: sanitize, log: log,
+// NewHub returns a hub whose streams read through client, sanitize with sanitize, record
+// into m (may be nil) and end with ctx.
+func NewHub(ctx context.Context, client dynamic.Interface, sanitize func(*unstructured.Unstructured) ([]byte, error), m *metrics.Metrics, log logr.Logger) *Hub {
+	return &Hub{ctx: ctx, client: client, sanitize: sanitize, log: log, metrics: m,
 		streams: map[StreamKey]*Stream{}, owners: map[string]map[StreamKey]string{}}
 }
 
@@ -173,7 +176,7 @@ func (h *Hub) stream(key StreamKey, res Resource) *Stream {
 		}
 	}
 	s := StartStream(h.ctx, StreamConfig{Key: key, Resource: res, Client: h.client, Sanitize: h.sanitize,
-		Sensitive: res.Sensitive(), Log: h.log.WithValues("stream", key.String())})
+		Sensitive: res.Sensitive(), Metrics: h.metrics, Log: h.log.WithValues("stream", key.String())})
 	h.streams[key] = s
 	return s
 }

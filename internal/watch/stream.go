@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+	"github.com/gitops-reverser/gitops-reverser/internal/metrics"
 )
 
 // Defaults of StreamConfig.
@@ -45,7 +46,9 @@ type StreamConfig struct {
 	// cache holds a digest to tell no-op updates, a new subscriber makes the stream take a
 	// fresh snapshot, and every delivered document is zeroed once all subscribers had it.
 	Sensitive bool
-	Log       logr.Logger
+	// Metrics records snapshots and changes; nil records nothing.
+	Metrics *metrics.Metrics
+	Log     logr.Logger
 	// RetryMin and RetryMax bound the exponential back-off between failed attempts
 	// (defaults DefaultRetryMin and DefaultRetryMax).
 	RetryMin, RetryMax time.Duration
@@ -430,6 +433,7 @@ func (st *streamState) install(objs map[layout.Identity]Object, rv string, watch
 	st.lastWatchList = watchList
 	st.succeeded()
 	st.cfg.Log.V(1).Info("snapshot complete", "objects", len(objs), "resourceVersion", rv, "watchList", watchList)
+	st.cfg.Metrics.Snapshot(st.cfg.Key.GVR.Group, st.cfg.Key.GVR.Resource)
 	for _, id := range slices.Sorted(maps.Keys(st.subs)) {
 		st.deliverSnapshot(id, st.subs[id])
 	}
@@ -460,6 +464,7 @@ func (st *streamState) deliverSnapshot(id string, sub Subscriber) {
 }
 
 func (st *streamState) deliverChange(ch Change) {
+	st.cfg.Metrics.EventReceived(st.cfg.Key.GVR.Group, st.cfg.Key.GVR.Resource, ch.Type.String())
 	for _, id := range slices.Sorted(maps.Keys(st.subs)) {
 		if err := st.subs[id].Change(st.ctx, st.cfg.Resource, ch); err != nil {
 			st.cfg.Log.Error(err, "subscriber refused a change", "subscriber", id, "change", ch.Type.String(), "object", ch.Object.ID.String())

@@ -53,6 +53,7 @@ func (s *branchState) closeWindow(reason closeReason) {
 	b.reason = reason
 	s.closed = append(s.closed, &b)
 	s.window = nil
+	s.cfg.Metrics.WindowClosed(string(reason))
 }
 
 // save closes the target's open window with the request's message. When the target's

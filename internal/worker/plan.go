@@ -20,6 +20,17 @@ type action struct {
 	sweep bool // a delete found by a snapshot's sweep, not a DELETE event
 }
 
+// operation names the action for metrics: upsert, delete, or prune (a sweep's delete).
+func (a action) operation() string {
+	switch {
+	case a.sweep:
+		return "prune"
+	case a.op == OpDelete:
+		return "delete"
+	}
+	return "upsert"
+}
+
 // pendingWrite is a decided batch committed locally and not yet on the remote.
 type pendingWrite struct {
 	target  string
@@ -33,6 +44,8 @@ type pendingWrite struct {
 	// folder is refused); it stays pending and is tried again after the next fetch.
 	applied bool
 	waiters []chan SaveResult
+	// received are the arrival times of the events it holds.
+	received []time.Time
 }
 
 // targetState is the worker's knowledge of one GitTarget writing its branch.
@@ -137,6 +150,7 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 		edits, err := s.applyAction(v, ts, a)
 		if err != nil {
 			s.noteError(fmt.Errorf("GitTarget %s: %w", b.target, err))
+			s.cfg.Metrics.Refused("object")
 			return
 		}
 		if len(edits) == 0 {
@@ -169,7 +183,7 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 	if err := s.bootstrap(v, ts); err != nil {
 		return nil, err
 	}
-	pw := &pendingWrite{target: b.target, author: b.author, actions: actions, waiters: b.waiters}
+	pw := &pendingWrite{target: b.target, author: b.author, actions: actions, waiters: b.waiters, received: b.received}
 	pw.message = s.messages.render(b, lines)
 	commit, err := s.commit(v, pw)
 	if err != nil {
@@ -179,6 +193,10 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 		return nil, nil
 	}
 	pw.commit, pw.applied = commit, true
+	s.cfg.Metrics.Commit()
+	for _, a := range actions {
+		s.cfg.Metrics.DocumentWritten(a.operation())
+	}
 	return pw, nil
 }
 
@@ -260,6 +278,7 @@ func (s *branchState) commit(v *treeView, pw *pendingWrite) (string, error) {
 // replay re-applies a pending write's decided actions on the local tip (G4). Deletes are
 // applied only while the target's prune mode still allows them; nothing is re-swept.
 func (s *branchState) replay(pw *pendingWrite) (err error) {
+	s.cfg.Metrics.Replay()
 	pw.commit, pw.applied = "", false
 	ts := s.targets[pw.target]
 	if ts == nil {

@@ -61,6 +61,7 @@ func (s *branchState) planClosed(ctx context.Context, now time.Time) {
 		}
 		pw, err := s.decide(ctx, b)
 		if ts := s.targets[b.target]; err != nil && ts != nil && ts.refused != nil {
+			s.cfg.Metrics.Refused("folder")
 			parked, refusal = append(parked, b), err
 			parkedTarget[b.target] = true
 			continue
@@ -105,15 +106,18 @@ func (s *branchState) push(ctx context.Context, now time.Time) {
 		err := s.repo.Push(rctx, s.cfg.Branch, s.remoteTip, s.localTip)
 		cancel()
 		if err == nil {
+			s.cfg.Metrics.Push("success")
 			s.remoteTip = s.localTip
 			s.settle(now)
 			return
 		}
 		var moved *gitrepo.RemoteMovedError
 		if !errors.As(err, &moved) {
+			s.cfg.Metrics.Push("failure")
 			s.backoff(now, err)
 			return
 		}
+		s.cfg.Metrics.Push("moved")
 		s.cfg.Log.Info("remote branch moved; replaying pending writes", "branch", s.cfg.Branch, "pending", len(s.pending))
 		if !s.fetchAndReplay(ctx, now) {
 			return
@@ -153,6 +157,9 @@ func (s *branchState) settle(now time.Time) {
 		}
 		pushed = pushed || pw.commit != ""
 		answer(pw.waiters, SaveResult{SHA: sha})
+		for _, at := range pw.received {
+			s.cfg.Metrics.Published(at, now)
+		}
 	}
 	if pushed {
 		s.pushes++

@@ -106,6 +106,25 @@ func (r *Registry) Release(key ownership.BranchKey) {
 	}
 }
 
+// StopAll stops every worker, each after its last attempt to push, and returns once all
+// have stopped. The operator calls it before it gives up leadership, so that a successor
+// never pushes while the old leader still does.
+func (r *Registry) StopAll() {
+	r.mu.Lock()
+	entries := make([]*entry, 0, len(r.workers))
+	for key, e := range r.workers {
+		entries = append(entries, e)
+		delete(r.workers, key)
+	}
+	r.mu.Unlock()
+	for _, e := range entries {
+		e.cancel()
+	}
+	for _, e := range entries {
+		<-e.worker.Done()
+	}
+}
+
 // Len is the number of workers started and not replaced.
 func (r *Registry) Len() int {
 	r.mu.Lock()

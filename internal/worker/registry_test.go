@@ -75,3 +75,29 @@ func TestChangedCredentialsReplaceTheWorkerAfterItStops(t *testing.T) {
 	}
 	<-second.Done()
 }
+
+func TestStopAllWaitsForEveryWorker(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reg := NewRegistry(ctx, t.TempDir())
+	var workers []*Worker
+	for _, branch := range []string{"main", "release"} {
+		w, _, _, err := reg.Ensure(Config{URL: "https://git.example.com/team/app.git", Branch: branch, AllowedBranches: []string{"*"},
+			Credentials: gitrepo.Credentials{Username: "bot", Password: "pw"}, RetryMax: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		workers = append(workers, w)
+	}
+	reg.StopAll()
+	for _, w := range workers {
+		select {
+		case <-w.Done():
+		default:
+			t.Fatal("StopAll returned while a worker still runs")
+		}
+	}
+	if reg.Len() != 0 {
+		t.Fatalf("%d workers left", reg.Len())
+	}
+}

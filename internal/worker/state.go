@@ -3,6 +3,8 @@ package worker
 import (
 	"time"
 
+	"github.com/gitops-reverser/gitops-reverser/internal/ownership"
+
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
 )
 
@@ -42,6 +44,9 @@ type branchState struct {
 	failures int
 	lastErr  error
 	pushes   int
+
+	// branchLabel names the branch in metrics (normalized URL, no credentials).
+	branchLabel string
 }
 
 // noteError records a failure for status; its text carries no credentials.
@@ -79,4 +84,13 @@ func (s *branchState) nextPushAt() time.Time {
 		at = s.retryAt
 	}
 	return at
+}
+
+// branchLabel is the metrics label of cfg's branch: its key, which holds no credentials.
+func branchLabel(cfg Config) string {
+	key, err := ownership.KeyFor(cfg.URL, cfg.Branch)
+	if err != nil {
+		return cfg.Branch
+	}
+	return key.String()
 }

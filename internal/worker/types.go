@@ -8,6 +8,7 @@ import (
 
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+	"github.com/gitops-reverser/gitops-reverser/internal/metrics"
 )
 
 // Author is who made a change: the Kubernetes actor with attribution, else the committer.
@@ -131,6 +132,9 @@ type Config struct {
 	// Reducer, when set, takes out of a live document the server defaults that the
 	// document already in Git omits (S4). Nil writes live documents as they are.
 	Reducer Reducer
+
+	// Metrics records what the worker does; nil records nothing.
+	Metrics *metrics.Metrics
 
 	// Dir holds the local copy of the repository.
 	Dir string

@@ -28,6 +28,8 @@ type batch struct {
 	message string
 	waiters []chan SaveResult
 	reason  closeReason
+	// received are the arrival times of the events, for the event-to-push latency.
+	received []time.Time
 }
 
 // window is the open commit window: events of one (author, target) that arrived with less
@@ -50,6 +52,7 @@ func (w *window) accepts(ev Event) bool {
 
 func (w *window) add(ev Event, now time.Time) {
 	w.events = append(w.events, ev)
+	w.received = append(w.received, now)
 	w.last = now
 	w.bytes += len(ev.Doc)
 }

@@ -64,7 +64,8 @@ func New(cfg Config) (*Worker, error) {
 	return &Worker{
 		inbox: make(chan any, 1024),
 		done:  make(chan struct{}),
-		state: &branchState{cfg: cfg, repo: repo, messages: msgs, signer: signer, targets: map[string]*targetState{}},
+		state: &branchState{cfg: cfg, repo: repo, messages: msgs, signer: signer, targets: map[string]*targetState{},
+			branchLabel: branchLabel(cfg)},
 	}, nil
 }
 
@@ -156,6 +157,7 @@ func (w *Worker) Status(ctx context.Context) (Status, error) {
 func (w *Worker) Run(ctx context.Context) {
 	defer close(w.done)
 	s := w.state
+	defer s.cfg.Metrics.ForgetBranch(s.branchLabel)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -169,6 +171,7 @@ func (w *Worker) Run(ctx context.Context) {
 			return
 		case m := <-w.inbox:
 			s.handle(m, time.Now())
+			s.cfg.Metrics.QueueDepth(s.branchLabel, len(w.inbox))
 		case <-timer.C:
 		}
 	}

@@ -1,0 +1,99 @@
+//go:build e2e
+
+package controller_test
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	eventsv1 "k8s.io/api/events/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
+	"github.com/gitops-reverser/gitops-reverser/internal/operator"
+)
+
+func TestMetricsCountAMirroredChangeAndEventsTellTheFirstPush(t *testing.T) {
+	metricsAddr, probeAddr := freeAddress(t), freeAddress(t)
+	ns := newNamespace(t, nil)
+	r := newRepo(t)
+	startOperatorWith(t, cp.Config, t.TempDir(), func(o *operator.Options) {
+		o.MetricsBindAddress, o.HealthProbeBindAddress = metricsAddr, probeAddr
+	})
+	waitFor(t, "/readyz once discovery answered", func() bool { return get(t, "http://"+probeAddr+"/readyz") != "" })
+	providerWithSecret(t, ns, "origin", r)
+	gt := target(ns, "live", "origin", "live", v1.PruneOnEvent)
+	create(t, gt)
+	create(t, watchRule(ns, "cms", "live", configMapsRule()))
+	targetReady(t, gt)
+	create(t, configMap(ns, "counted", map[string]string{"k": "v"}))
+	waitFor(t, "the ConfigMap in Git", func() bool { return r.has("live/" + ns + "/core/configmaps/counted.yaml") })
+
+	var body string
+	waitFor(t, "the counters and the latency histogram", func() bool {
+		body = get(t, "http://"+metricsAddr+"/metrics")
+		return metricValue(body, `gitops_reverser_events_received_total{group="",resource="configmaps",type="CREATE"}`) >= 1 &&
+			metricValue(body, `gitops_reverser_pushes_total{result="success"}`) >= 1 &&
+			metricValue(body, "gitops_reverser_event_to_push_seconds_count") >= 1
+	})
+	for _, name := range []string{"gitops_reverser_commits_total", `gitops_reverser_documents_written_total{operation="upsert"}`,
+		`gitops_reverser_window_closes_total{reason="silence"}`, "gitops_reverser_snapshots_total"} {
+		if !strings.Contains(body, name) {
+			t.Errorf("metric %s is missing", name)
+		}
+	}
+
+	waitFor(t, "a FirstPush event on the GitTarget", func() bool {
+		var list eventsv1.EventList
+		if err := cp.Client.List(ctxOf(t), &list, client.InNamespace(ns)); err != nil {
+			return false
+		}
+		for _, e := range list.Items {
+			if e.Regarding.Name == "live" && e.Reason == "FirstPush" {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func freeAddress(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// get returns the body of a 200 answer, or "".
+func get(t *testing.T, url string) string {
+	resp, err := http.Get(url)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return ""
+	}
+	return string(b)
+}
+
+// metricValue reads the value of one exposition line starting with series, or -1.
+func metricValue(body, series string) float64 {
+	for _, line := range strings.Split(body, "\n") {
+		if rest, ok := strings.CutPrefix(line, series+" "); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			if err == nil {
+				return v
+			}
+		}
+	}
+	return -1
+}

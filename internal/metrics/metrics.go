@@ -1,0 +1,172 @@
+// Package metrics holds the Prometheus metrics of every stage of the pipeline (SPEC O2).
+// One *Metrics is created per operator and handed to the stages; a nil *Metrics records
+// nothing, so that a stage built without one (a test) works unchanged.
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the operator's collectors, all named gitops_reverser_*.
+type Metrics struct {
+	eventsReceived   *prometheus.CounterVec
+	snapshots        *prometheus.CounterVec
+	documentsWritten *prometheus.CounterVec
+	commits          prometheus.Counter
+	pushes           *prometheus.CounterVec
+	replays          prometheus.Counter
+	windowCloses     *prometheus.CounterVec
+	refusals         *prometheus.CounterVec
+	queueDepth       *prometheus.GaugeVec
+	eventToPush      prometheus.Histogram
+}
+
+const namespace = "gitops_reverser"
+
+// New creates the collectors and registers them with reg. When reg already holds them (the
+// operator started again in one process, as the sandbox and tests do), the registered
+// collectors are shared.
+func New(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		eventsReceived: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "events_received_total",
+			Help: "Changes delivered by the watch streams after sanitizing (no-op updates are not counted), by resource and type."},
+			[]string{"group", "resource", "type"}),
+		snapshots: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "snapshots_total",
+			Help: "Complete snapshots taken by the watch streams, by resource."}, []string{"group", "resource"}),
+		documentsWritten: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "documents_written_total",
+			Help: "Document actions committed: upsert, delete (a DELETE event) or prune (a sweep)."}, []string{"operation"}),
+		commits: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "commits_total",
+			Help: "Commits made by the branch workers (before any replay)."}),
+		pushes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "pushes_total",
+			Help: "Push attempts, by result: success, moved (the remote moved: replayed), failure."}, []string{"result"}),
+		replays: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "replays_total",
+			Help: "Pending writes rebuilt on a moved remote tip."}),
+		windowCloses: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "window_closes_total",
+			Help: "Commit windows closed, by reason."}, []string{"reason"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "refusals_total",
+			Help: "Writes refused, by reason: folder (content the writer cannot understand), object (a document the layout refuses)."},
+			[]string{"reason"}),
+		queueDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "worker_queue_depth",
+			Help: "Messages waiting in a branch worker's inbox."}, []string{"branch"}),
+		eventToPush: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: namespace, Name: "event_to_push_seconds",
+			Help:    "Time from an event reaching its branch worker to the push that published it.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}),
+	}
+	var err error
+	reg1 := func(c prometheus.Collector) prometheus.Collector {
+		if err != nil {
+			return c
+		}
+		var got prometheus.Collector
+		got, err = register(reg, c)
+		return got
+	}
+	m.eventsReceived = reg1(m.eventsReceived).(*prometheus.CounterVec)
+	m.snapshots = reg1(m.snapshots).(*prometheus.CounterVec)
+	m.documentsWritten = reg1(m.documentsWritten).(*prometheus.CounterVec)
+	m.commits = reg1(m.commits).(prometheus.Counter)
+	m.pushes = reg1(m.pushes).(*prometheus.CounterVec)
+	m.replays = reg1(m.replays).(prometheus.Counter)
+	m.windowCloses = reg1(m.windowCloses).(*prometheus.CounterVec)
+	m.refusals = reg1(m.refusals).(*prometheus.CounterVec)
+	m.queueDepth = reg1(m.queueDepth).(*prometheus.GaugeVec)
+	m.eventToPush = reg1(m.eventToPush).(prometheus.Histogram)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// EventReceived counts one change a stream delivered.
+func (m *Metrics) EventReceived(group, resource, typ string) {
+	if m != nil {
+		m.eventsReceived.WithLabelValues(group, resource, typ).Inc()
+	}
+}
+
+// Snapshot counts one complete snapshot.
+func (m *Metrics) Snapshot(group, resource string) {
+	if m != nil {
+		m.snapshots.WithLabelValues(group, resource).Inc()
+	}
+}
+
+// DocumentWritten counts one committed document action.
+func (m *Metrics) DocumentWritten(operation string) {
+	if m != nil {
+		m.documentsWritten.WithLabelValues(operation).Inc()
+	}
+}
+
+// Commit counts one commit.
+func (m *Metrics) Commit() {
+	if m != nil {
+		m.commits.Inc()
+	}
+}
+
+// Push counts one push attempt by result.
+func (m *Metrics) Push(result string) {
+	if m != nil {
+		m.pushes.WithLabelValues(result).Inc()
+	}
+}
+
+// Replay counts one pending write rebuilt on a moved tip.
+func (m *Metrics) Replay() {
+	if m != nil {
+		m.replays.Inc()
+	}
+}
+
+// WindowClosed counts one closed window by reason.
+func (m *Metrics) WindowClosed(reason string) {
+	if m != nil {
+		m.windowCloses.WithLabelValues(reason).Inc()
+	}
+}
+
+// Refused counts one refused write by reason.
+func (m *Metrics) Refused(reason string) {
+	if m != nil {
+		m.refusals.WithLabelValues(reason).Inc()
+	}
+}
+
+// QueueDepth sets a branch worker's inbox length.
+func (m *Metrics) QueueDepth(branch string, n int) {
+	if m != nil {
+		m.queueDepth.WithLabelValues(branch).Set(float64(n))
+	}
+}
+
+// ForgetBranch drops the gauge of a stopped worker.
+func (m *Metrics) ForgetBranch(branch string) {
+	if m != nil {
+		m.queueDepth.DeleteLabelValues(branch)
+	}
+}
+
+// Published observes the time from an event's arrival to its push.
+func (m *Metrics) Published(received time.Time, now time.Time) {
+	if m != nil {
+		m.eventToPush.Observe(now.Sub(received).Seconds())
+	}
+}
+
+// register registers c, or returns the collector of the same description reg holds.
+func register(reg prometheus.Registerer, c prometheus.Collector) (prometheus.Collector, error) {
+	err := reg.Register(c)
+	var already prometheus.AlreadyRegisteredError
+	if errors.As(err, &already) {
+		return already.ExistingCollector, nil
+	}
+	if err != nil {
+		return c, fmt.Errorf("register metrics: %w", err)
+	}
+	return c, nil
+}
