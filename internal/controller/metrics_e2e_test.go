@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
@@ -30,6 +32,7 @@ func TestMetricsCountAMirroredChangeAndEventsTellTheFirstPush(t *testing.T) {
 	create(t, gt)
 	create(t, watchRule(ns, "cms", "live", configMapsRule()))
 	targetReady(t, gt)
+	assertKstatusCurrent(t, gt)
 	create(t, configMap(ns, "counted", map[string]string{"k": "v"}))
 	waitFor(t, "the ConfigMap in Git", func() bool { return r.has("live/" + ns + "/core/configmaps/counted.yaml") })
 
@@ -96,4 +99,23 @@ func metricValue(body, series string) float64 {
 		}
 	}
 	return -1
+}
+
+// assertKstatusCurrent checks what kstatus reads: Ready=True, no Reconciling or Stalled, and
+// observedGeneration equal to the object's generation, on the status and on Ready.
+func assertKstatusCurrent(t *testing.T, gt *v1.GitTarget) {
+	t.Helper()
+	if err := cp.Client.Get(ctxOf(t), client.ObjectKeyFromObject(gt), gt); err != nil {
+		t.Fatal(err)
+	}
+	ready := meta.FindStatusCondition(gt.Status.Conditions, v1.ConditionReady)
+	switch {
+	case gt.Status.ObservedGeneration != gt.Generation:
+		t.Fatalf("status.observedGeneration %d, generation %d", gt.Status.ObservedGeneration, gt.Generation)
+	case ready == nil || ready.Status != metav1.ConditionTrue || ready.ObservedGeneration != gt.Generation:
+		t.Fatalf("Ready condition %+v at generation %d", ready, gt.Generation)
+	case meta.FindStatusCondition(gt.Status.Conditions, v1.ConditionReconciling) != nil,
+		meta.FindStatusCondition(gt.Status.Conditions, v1.ConditionStalled) != nil:
+		t.Fatalf("a ready target still reports Reconciling or Stalled: %+v", gt.Status.Conditions)
+	}
 }
