@@ -26,6 +26,13 @@ func RestConfig(kubeconfig string) (*rest.Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("load kubeconfig %s: %w", kubeconfig, err)
 		}
+		// As controller-runtime does for $KUBECONFIG and in-cluster configurations: no
+		// client-side throttling (client-go's default is 5 requests/s), the API server's
+		// priority and fairness limits instead. Throttled, a start with thousands of
+		// objects waits on its own client.
+		if cfg.QPS == 0 {
+			cfg.QPS = -1
+		}
 		return cfg, nil
 	}
 	cfg, err := ctrl.GetConfig()
