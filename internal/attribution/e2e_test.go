@@ -1,0 +1,252 @@
+//go:build e2e
+
+package attribution
+
+import (
+	"context"
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
+)
+
+// The minimal audit policy of docs/attribution.md.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+omitManagedFields: true
+rules:
+- level: None
+  verbs: ["get", "list", "watch"]
+- level: None
+  resources:
+  - group: ""
+    resources: ["events"]
+  - group: "events.k8s.io"
+    resources: ["events"]
+  - group: "coordination.k8s.io"
+    resources: ["leases"]
+- level: Metadata
+  resources:
+  - group: ""
+    resources: ["secrets"]
+- level: RequestResponse
+  verbs: ["create", "update", "patch", "delete", "deletecollection"]
+- level: None
+`
+
+// webhookKubeconfig points kube-apiserver's audit webhook at server (with optional TLS
+// material, base64 PEM).
+func webhookKubeconfig(server, caPEM, certPEM, keyPEM string) string {
+	cluster := "    server: " + server + "\n"
+	if caPEM != "" {
+		cluster += "    certificate-authority-data: " + base64.StdEncoding.EncodeToString([]byte(caPEM)) + "\n"
+	}
+	user := "  user: {}\n"
+	if certPEM != "" {
+		user = "  user:\n    client-certificate-data: " + base64.StdEncoding.EncodeToString([]byte(certPEM)) +
+			"\n    client-key-data: " + base64.StdEncoding.EncodeToString([]byte(keyPEM)) + "\n"
+	}
+	return "apiVersion: v1\nkind: Config\nclusters:\n- name: gitops-reverser\n  cluster:\n" + cluster +
+		"contexts:\n- name: audit\n  context:\n    cluster: gitops-reverser\n    user: kube-apiserver\ncurrent-context: audit\n" +
+		"users:\n- name: kube-apiserver\n" + user
+}
+
+func startAuditedControlPlane(t *testing.T, kubeconfig string) *testenv.ControlPlane {
+	t.Helper()
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "audit-policy.yaml")
+	hook := filepath.Join(dir, "audit-webhook.kubeconfig")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hook, []byte(kubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return testenv.NewControlPlane(t,
+		testenv.WithAPIServerFlag("audit-policy-file", policy),
+		testenv.WithAPIServerFlag("audit-webhook-config-file", hook),
+		testenv.WithAPIServerFlag("audit-webhook-batch-max-wait", "1s"),
+	)
+}
+
+func clientset(t *testing.T, cfg *rest.Config) *kubernetes.Clientset {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+func keyOf(ev watch.Event) ObjectKey {
+	cm := ev.Object.(*corev1.ConfigMap)
+	return ObjectKey{
+		Resource: cmGR, Namespace: cm.Namespace, Name: cm.Name, UID: string(cm.UID),
+		ResourceVersion: cm.ResourceVersion, Deleted: ev.Type == watch.Deleted,
+	}
+}
+
+func TestAuthorsOfARealAPIServersChangesJoinByUIDAndResourceVersion(t *testing.T) {
+	idx := NewIndex(IndexConfig{})
+	srv := startServer(t, ServerConfig{BindAddress: "127.0.0.1:0", Insecure: true}, idx)
+	cp := startAuditedControlPlane(t, webhookKubeconfig(srv.URL(), "", "", ""))
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+
+	admin := clientset(t, cp.Config)
+	const ns = "attribution"
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A Role of its own: the aggregated "edit" role stays empty without a controller manager.
+	if _, err := admin.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "configmaps"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"*"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "deployer-edit"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "configmaps"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "deployer", Namespace: ns}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	userConfig := func(name string) *rest.Config {
+		cfg, err := cp.AddUser(name, "system:masters")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	alice, bob, erin := clientset(t, userConfig("alice")), clientset(t, userConfig("bob")), userConfig("erin")
+	saCfg := rest.CopyConfig(cp.Config)
+	saCfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":deployer"}
+	erinAsFrank := rest.CopyConfig(erin)
+	erinAsFrank.Impersonate = rest.ImpersonationConfig{UserName: "frank", Groups: []string{"system:masters"}}
+
+	w, err := admin.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	// alice creates, bob edits, frank (erin impersonating him, as kubectl --as does)
+	// edits, the service account deletes.
+	cm, err := alice.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app"}, Data: map[string]string{"k": "1"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["k"] = "2"
+	if _, err = bob.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = clientset(t, erinAsFrank).CoreV1().ConfigMaps(ns).Patch(ctx, "app", "application/merge-patch+json", []byte(`{"data":{"k":"3"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A dry run and a failed request: ignored, never facts.
+	if _, err = bob.CoreV1().ConfigMaps(ns).Patch(ctx, "app", "application/merge-patch+json", []byte(`{"data":{"k":"dry"}}`), metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = bob.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app"}}, metav1.CreateOptions{}); err == nil {
+		t.Fatal("a second create of the same name succeeded")
+	}
+	if err = clientset(t, saCfg).CoreV1().ConfigMaps(ns).Delete(ctx, "app", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	want := []struct {
+		typ          watch.EventType
+		author       string
+		impersonator string
+	}{
+		{watch.Added, "alice", ""},
+		{watch.Modified, "bob", ""},
+		{watch.Modified, "frank", "erin"},
+		{watch.Deleted, "system:serviceaccount:" + ns + ":deployer", "admin"}, // envtest's administrator,
+	}
+	for i, wnt := range want {
+		var ev watch.Event
+		select {
+		case ev = <-w.ResultChan():
+		case <-ctx.Done():
+			t.Fatalf("watch event %d: %v", i, ctx.Err())
+		}
+		if ev.Type != wnt.typ {
+			t.Fatalf("watch event %d is %s, want %s", i, ev.Type, wnt.typ)
+		}
+		key := keyOf(ev)
+		a, tier := idx.Resolve(ctx, key, 30*time.Second)
+		t.Logf("%s rv %s: %s (impersonator %q, audit %s) at tier %s", ev.Type, key.ResourceVersion, a.Name, a.Impersonator, a.AuditID, tier)
+		wantTier := TierExact
+		if ev.Type == watch.Deleted {
+			// The DELETE response names the object as it was; its watch event carries
+			// the deletion's revision, so a delete joins by uid.
+			wantTier = TierUID
+		}
+		if a.Name != wnt.author || tier != wantTier || a.AuditID == "" {
+			t.Errorf("%s: author %q at %s, want %q at %s", ev.Type, a.Name, tier, wnt.author, wantTier)
+		}
+		if wnt.impersonator != "" && !strings.HasPrefix(a.Impersonator, wnt.impersonator) {
+			t.Errorf("%s: impersonator %q, want %q", ev.Type, a.Impersonator, wnt.impersonator)
+		}
+		if len(Trailers(a)) < 2 {
+			t.Errorf("%s: trailers %q", ev.Type, Trailers(a))
+		}
+	}
+	c := idx.Counters()
+	deadline := time.Now().Add(30 * time.Second)
+	for c.Ignored(IgnoredDryRun) < 1 || c.Ignored(IgnoredFailed) < 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("ignored: dry-run %d, failed %d", c.Ignored(IgnoredDryRun), c.Ignored(IgnoredFailed))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("accepted %d; ignored stage %d read-only %d dry-run %d failed %d subresource %d resource %d",
+		c.Accepted(), c.Ignored(IgnoredStage), c.Ignored(IgnoredReadOnly), c.Ignored(IgnoredDryRun), c.Ignored(IgnoredFailed), c.Ignored(IgnoredSubresource), c.Ignored(IgnoredResource))
+	for _, r := range RefuseReasons() {
+		if c.Refused(r) != 0 {
+			t.Errorf("refused %s: %d", r, c.Refused(r))
+		}
+	}
+}
+
+func TestAuditOverMutualTLSFromARealAPIServer(t *testing.T) {
+	serverCA, clientCA := newTestCA(t, "audit-server-ca"), newTestCA(t, "audit-client-ca")
+	idx := NewIndex(IndexConfig{})
+	srv := startServer(t, tlsFiles(t, serverCA, clientCA), idx)
+	cert, key := clientCA.issue(t, "kube-apiserver", false)
+	cp := startAuditedControlPlane(t, webhookKubeconfig(srv.URL(), string(serverCA.pem), string(cert), string(key)))
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	cfg, err := cp.AddUser("alice", "system:masters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := clientset(t, cfg).CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "tls"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, tier := idx.Resolve(ctx, ObjectKey{Resource: cmGR, Namespace: "default", Name: "tls", UID: string(cm.UID), ResourceVersion: cm.ResourceVersion}, 30*time.Second)
+	if a.Name != "alice" || tier != TierExact {
+		t.Fatalf("author %q at %s, want alice at exact", a.Name, tier)
+	}
+	if n := idx.Counters().Refused(RefusedBadClientCert); n != 0 {
+		t.Fatalf("kube-apiserver's certificate refused %d times", n)
+	}
+}
