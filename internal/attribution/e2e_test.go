@@ -5,6 +5,7 @@ package attribution
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,7 +64,7 @@ func webhookKubeconfig(server, caPEM, certPEM, keyPEM string) string {
 		"users:\n- name: kube-apiserver\n" + user
 }
 
-func startAuditedControlPlane(t *testing.T, kubeconfig string) *testenv.ControlPlane {
+func startAuditedControlPlane(t *testing.T, kubeconfig string, extra ...testenv.ControlPlaneOption) *testenv.ControlPlane {
 	t.Helper()
 	dir := t.TempDir()
 	policy := filepath.Join(dir, "audit-policy.yaml")
@@ -74,11 +75,11 @@ func startAuditedControlPlane(t *testing.T, kubeconfig string) *testenv.ControlP
 	if err := os.WriteFile(hook, []byte(kubeconfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return testenv.NewControlPlane(t,
+	return testenv.NewControlPlane(t, append([]testenv.ControlPlaneOption{
 		testenv.WithAPIServerFlag("audit-policy-file", policy),
 		testenv.WithAPIServerFlag("audit-webhook-config-file", hook),
 		testenv.WithAPIServerFlag("audit-webhook-batch-max-wait", "1s"),
-	)
+	}, extra...)...)
 }
 
 func clientset(t *testing.T, cfg *rest.Config) *kubernetes.Clientset {
@@ -209,6 +210,33 @@ func TestAuthorsOfARealAPIServersChangesJoinByUIDAndResourceVersion(t *testing.T
 			t.Errorf("%s: trailers %q", ev.Type, Trailers(a))
 		}
 	}
+	// carol deletes 50 ConfigMaps with one deletecollection: every delete is hers.
+	const n = 50
+	for i := range n {
+		if _, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bulk-%02d", i)}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := clientset(t, userConfig("carol")).CoreV1().ConfigMaps(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for deleted := 0; deleted < n; {
+		var ev watch.Event
+		select {
+		case ev = <-w.ResultChan():
+		case <-ctx.Done():
+			t.Fatalf("after %d deletes: %v", deleted, ctx.Err())
+		}
+		if ev.Type != watch.Deleted {
+			continue
+		}
+		deleted++
+		a, tier := idx.Resolve(ctx, keyOf(ev), 30*time.Second)
+		if a.Name != "carol" || tier != TierCollection {
+			t.Errorf("%s: author %q at %s, want carol at collection", keyOf(ev).Name, a.Name, tier)
+		}
+	}
+
 	c := idx.Counters()
 	deadline := time.Now().Add(30 * time.Second)
 	for c.Ignored(IgnoredDryRun) < 1 || c.Ignored(IgnoredFailed) < 1 {
@@ -248,5 +276,43 @@ func TestAuditOverMutualTLSFromARealAPIServer(t *testing.T) {
 	}
 	if n := idx.Counters().Refused(RefusedBadClientCert); n != 0 {
 		t.Fatalf("kube-apiserver's certificate refused %d times", n)
+	}
+}
+
+func TestUnreachableWebhookLeavesChangesUnresolved(t *testing.T) {
+	// An address nothing listens on: kube-apiserver's batches fail and are dropped.
+	idx := NewIndex(IndexConfig{})
+	probe, err := NewServer(ServerConfig{BindAddress: "127.0.0.1:0", Insecure: true}, idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, addr := probe.URL(), probe.Addr().String()
+	_ = probe.ln.Close()
+	// kube-apiserver flushes its audit buffer before it stops: the webhook comes back
+	// before the control plane is stopped (cleanups run last-in first-out) and goes away
+	// after, or the stop times out.
+	reviveCtx, stopRevived := context.WithCancel(context.Background())
+	revived := make(chan struct{})
+	t.Cleanup(func() { stopRevived(); <-revived })
+	cp := startAuditedControlPlane(t, webhookKubeconfig(url, "", "", ""),
+		testenv.WithAPIServerFlag("audit-webhook-initial-backoff", "200ms"))
+	t.Cleanup(func() {
+		srv, err := NewServer(ServerConfig{BindAddress: addr, Insecure: true}, NewIndex(IndexConfig{}))
+		if err != nil {
+			close(revived)
+			t.Logf("revive webhook: %v", err)
+			return
+		}
+		go func() { _ = srv.Start(reviveCtx); close(revived) }()
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	cm, err := clientset(t, cp.Config).CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "lonely"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, tier := idx.Resolve(ctx, ObjectKey{Resource: cmGR, Namespace: "default", Name: "lonely", UID: string(cm.UID), ResourceVersion: cm.ResourceVersion}, 2*time.Second)
+	if tier != TierUnresolved || a.Name != UnresolvedName || a.Email != UnresolvedEmail {
+		t.Fatalf("author %+v at %s, want unresolved", a, tier)
 	}
 }
