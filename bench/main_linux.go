@@ -69,7 +69,7 @@ func fullConfig() config {
 		drainCap:           2 * time.Minute,
 		burstCap:           3 * time.Minute,
 		burstRepeatIfUnder: 90 * time.Second,
-		compareEnv:         true,
+		compareEnv:         false,
 	}
 }
 
@@ -130,6 +130,7 @@ func run() (code int) {
 	mdPath := flag.String("md", "", "update the generated part of this BENCH.md (default BENCH.md for a full run with all phases; none with -quick)")
 	profile := flag.Bool("profile", true, "collect CPU profiles of the operator (extra runs, not counted)")
 	repeats := flag.Int("repeats", 0, "repeats of phase 1 and phase 3 (default 3, 1 with -quick)")
+	compareEnv := flag.Bool("compare-env", false, "also run phase 2 and phase 3 with the kubeconfig as $KUBECONFIG, rows marked [$KUBECONFIG]")
 	kubeconfigEnv := flag.Bool("kubeconfig-env", false, "pass the kubeconfig to the operator as $KUBECONFIG instead of --kubeconfig (controller-runtime's GetConfig path, as in a cluster)")
 	keep := flag.Bool("keep", false, "keep the run's folder (logs, repositories)")
 	flag.Parse()
@@ -142,6 +143,7 @@ func run() (code int) {
 		cfg.repeats, cfg.burstRepeats = *repeats, *repeats
 	}
 	cfg.profile = *profile
+	cfg.compareEnv = *compareEnv
 	cfg.phases = map[int]bool{}
 	for _, p := range strings.Split(*phases, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(p))

@@ -461,11 +461,11 @@ func (b *bench) phaseSteady(ctx context.Context) error {
 	}
 	if b.cfg.profile {
 		path := filepath.Join(b.profDir, "cpu-steady-w0.pprof")
-		b.logf("phase 2: one more run, commitWindow 0 for %s, kubeconfig as $KUBECONFIG, with a CPU profile (not counted) → %s", b.cfg.profileFor, path)
-		if _, _, err := b.steadyRun(ctx, 0, viaEnv, "p2-profiled", b.cfg.profileFor, path); err != nil {
+		b.logf("phase 2: one more run, commitWindow 0 for %s, with a CPU profile (not counted) → %s", b.cfg.profileFor, path)
+		if _, _, err := b.steadyRun(ctx, 0, viaFlag, "p2-profiled", b.cfg.profileFor, path); err != nil {
 			b.logf("  profiled run failed: %v", err)
 		} else {
-			b.profiles = append(b.profiles, profileRun{fmt.Sprintf("phase 2, %g edits/s with commitWindow 0 (kubeconfig as $KUBECONFIG: not throttled)", b.cfg.steadyRate), path})
+			b.profiles = append(b.profiles, profileRun{fmt.Sprintf("phase 2, %g edits/s for %s with commitWindow 0", b.cfg.steadyRate, b.cfg.profileFor), path})
 		}
 	}
 	return nil
