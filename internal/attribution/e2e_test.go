@@ -4,10 +4,7 @@ package attribution
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,64 +19,14 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
 
-// The minimal audit policy of docs/attribution.md.
-const auditPolicy = `apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: ["RequestReceived"]
-omitManagedFields: true
-rules:
-- level: None
-  verbs: ["get", "list", "watch"]
-- level: None
-  resources:
-  - group: ""
-    resources: ["events"]
-  - group: "events.k8s.io"
-    resources: ["events"]
-  - group: "coordination.k8s.io"
-    resources: ["leases"]
-- level: Metadata
-  resources:
-  - group: ""
-    resources: ["secrets"]
-- level: RequestResponse
-  verbs: ["create", "update", "patch", "delete", "deletecollection"]
-- level: None
-`
-
-// webhookKubeconfig points kube-apiserver's audit webhook at server (with optional TLS
-// material, base64 PEM).
+// webhookKubeconfig points kube-apiserver's audit webhook at server.
 func webhookKubeconfig(server, caPEM, certPEM, keyPEM string) string {
-	cluster := "    server: " + server + "\n"
-	if caPEM != "" {
-		cluster += "    certificate-authority-data: " + base64.StdEncoding.EncodeToString([]byte(caPEM)) + "\n"
-	}
-	user := "  user: {}\n"
-	if certPEM != "" {
-		user = "  user:\n    client-certificate-data: " + base64.StdEncoding.EncodeToString([]byte(certPEM)) +
-			"\n    client-key-data: " + base64.StdEncoding.EncodeToString([]byte(keyPEM)) + "\n"
-	}
-	return "apiVersion: v1\nkind: Config\nclusters:\n- name: gitops-reverser\n  cluster:\n" + cluster +
-		"contexts:\n- name: audit\n  context:\n    cluster: gitops-reverser\n    user: kube-apiserver\ncurrent-context: audit\n" +
-		"users:\n- name: kube-apiserver\n" + user
+	return testenv.WebhookKubeconfig(server, caPEM, certPEM, keyPEM)
 }
 
 func startAuditedControlPlane(t *testing.T, kubeconfig string, extra ...testenv.ControlPlaneOption) *testenv.ControlPlane {
 	t.Helper()
-	dir := t.TempDir()
-	policy := filepath.Join(dir, "audit-policy.yaml")
-	hook := filepath.Join(dir, "audit-webhook.kubeconfig")
-	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(hook, []byte(kubeconfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return testenv.NewControlPlane(t, append([]testenv.ControlPlaneOption{
-		testenv.WithAPIServerFlag("audit-policy-file", policy),
-		testenv.WithAPIServerFlag("audit-webhook-config-file", hook),
-		testenv.WithAPIServerFlag("audit-webhook-batch-max-wait", "1s"),
-	}, extra...)...)
+	return testenv.NewControlPlane(t, append(testenv.WithAuditWebhook(t, kubeconfig), extra...)...)
 }
 
 func clientset(t *testing.T, cfg *rest.Config) *kubernetes.Clientset {

@@ -27,6 +27,8 @@ const (
 type CommitRequestReconciler struct {
 	client.Client
 	Pipeline *Pipeline
+	// Attributed is set when attribution is on: commits carry their Kubernetes authors.
+	Attributed bool
 }
 
 func (r *CommitRequestReconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -91,7 +93,11 @@ func (r *CommitRequestReconciler) save(ctx context.Context, cr *v1.CommitRequest
 		return &problem{reason: ReasonPushFailed, message: "the commit is not on the remote yet; retrying"}
 	}
 	cr.Status.Branch = t.Spec.Branch
-	conds.set(v1.ConditionAuthorAttributed, false, ReasonAttributionOff, "attribution is not configured: the commit's author is the committer")
+	if r.Attributed {
+		conds.set(v1.ConditionAuthorAttributed, true, ReasonAttributed, "the commit is authored by the Kubernetes user of its changes, with their audit IDs as trailers")
+	} else {
+		conds.set(v1.ConditionAuthorAttributed, false, ReasonAttributionOff, "attribution is not configured (--audit-bind-address): the commit's author is the committer")
+	}
 	switch {
 	case res.Err != nil:
 		return &problem{reason: ReasonPushFailed, message: fmt.Sprintf("push: %v; retrying", res.Err)}

@@ -19,5 +19,6 @@ const (
 	ReasonNothingPending      = "NothingPending"
 	ReasonPushFailed          = "PushFailed"
 	ReasonAttributionOff      = "AttributionOff"
+	ReasonAttributed          = "Attributed"
 	ReasonWaitingForBranch    = "WaitingForBranch"
 )

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
+	"github.com/gitops-reverser/gitops-reverser/internal/attribution"
 	"github.com/gitops-reverser/gitops-reverser/internal/metrics"
 	"github.com/gitops-reverser/gitops-reverser/internal/route"
 	"github.com/gitops-reverser/gitops-reverser/internal/sanitize"
@@ -34,6 +36,10 @@ type SetupOptions struct {
 	Tune func(*worker.Config)
 	// StateNamespace holds the Secrets the operator itself owns (the digest key).
 	StateNamespace string
+	// Attribution, when set, holds the audit facts that name the author of each change;
+	// AttributionGrace is how long a change waits for its fact.
+	Attribution      *attribution.Index
+	AttributionGrace time.Duration
 	// CatalogOptions tune discovery refreshes.
 	CatalogOptions []watch.CatalogOption
 }
@@ -61,7 +67,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
 	registry := worker.NewRegistry(ctx, filepath.Join(opts.WorkDir, "branches"))
 	p := &Pipeline{
 		Workers:  registry,
-		Router:   route.NewRouter(registry),
+		Router:   route.NewRouter(registry, attributor(opts, m)),
 		Hub:      watch.NewHub(ctx, dyn, sanitize.Object, m, log.WithName("streams")),
 		Catalog:  watch.NewCatalog(disco, log.WithName("catalog"), opts.CatalogOptions...),
 		Reducer:  pipelineReducer{defaults: sanitize.NewDefaulter(dyn)},
@@ -101,7 +107,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
 		func() error {
 			return (&ClusterWatchRuleReconciler{Client: c, Catalog: p.Catalog, Recheck: clusterRulesRecheck}).SetupWithManager(mgr)
 		},
-		func() error { return (&CommitRequestReconciler{Client: c, Pipeline: p}).SetupWithManager(mgr) },
+		func() error {
+			return (&CommitRequestReconciler{Client: c, Pipeline: p, Attributed: opts.Attribution != nil}).SetupWithManager(mgr)
+		},
 	}
 	if err := os.MkdirAll(filepath.Join(opts.WorkDir, "probes"), 0o700); err != nil {
 		return fmt.Errorf("work dir %s: %w", opts.WorkDir, err)
@@ -178,3 +186,15 @@ func send(ctx context.Context, ch chan event.GenericEvent, obj client.Object) {
 }
 
 var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+
+// attributor is the attribution join when attribution is on, else nil.
+func attributor(opts SetupOptions, m *metrics.Metrics) route.Attributor {
+	if opts.Attribution == nil {
+		return nil
+	}
+	grace := opts.AttributionGrace
+	if grace <= 0 {
+		grace = attribution.DefaultGrace
+	}
+	return attributionJoin{index: opts.Attribution, grace: grace, metrics: m}
+}

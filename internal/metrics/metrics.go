@@ -23,6 +23,7 @@ type Metrics struct {
 	refusals         *prometheus.CounterVec
 	queueDepth       *prometheus.GaugeVec
 	eventToPush      prometheus.Histogram
+	attribution      *prometheus.CounterVec
 }
 
 const namespace = "gitops_reverser"
@@ -55,6 +56,9 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		eventToPush: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: namespace, Name: "event_to_push_seconds",
 			Help:    "Time from an event reaching its branch worker to the push that published it.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}),
+		attribution: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "attribution_resolved_total",
+			Help: "Changes attributed, by the tier of the join that named the author (exact, uid, name, collection, unresolved)."},
+			[]string{"tier"}),
 	}
 	var err error
 	reg1 := func(c prometheus.Collector) prometheus.Collector {
@@ -75,6 +79,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.refusals = reg1(m.refusals).(*prometheus.CounterVec)
 	m.queueDepth = reg1(m.queueDepth).(*prometheus.GaugeVec)
 	m.eventToPush = reg1(m.eventToPush).(prometheus.Histogram)
+	m.attribution = reg1(m.attribution).(*prometheus.CounterVec)
 	if err != nil {
 		return nil, err
 	}
@@ -169,4 +174,11 @@ func register(reg prometheus.Registerer, c prometheus.Collector) (prometheus.Col
 		return c, fmt.Errorf("register metrics: %w", err)
 	}
 	return c, nil
+}
+
+// AttributionResolved counts one change attributed at a tier of the join.
+func (m *Metrics) AttributionResolved(tier string) {
+	if m != nil {
+		m.attribution.WithLabelValues(tier).Inc()
+	}
 }

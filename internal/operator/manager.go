@@ -77,11 +77,16 @@ func Run(ctx context.Context, opts Options) error {
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return fmt.Errorf("add ready check: %w", err)
 	}
+	index, err := startAttribution(mgr, opts)
+	if err != nil {
+		return err
+	}
 	workDir := opts.WorkDir
 	if workDir == "" {
 		workDir = filepath.Join(os.TempDir(), "gitops-reverser")
 	}
-	if err := controller.Setup(ctx, mgr, controller.SetupOptions{WorkDir: workDir, Tune: opts.Tune, StateNamespace: stateNamespace(opts)}); err != nil {
+	if err := controller.Setup(ctx, mgr, controller.SetupOptions{WorkDir: workDir, Tune: opts.Tune, StateNamespace: stateNamespace(opts),
+		Attribution: index, AttributionGrace: opts.AttributionGrace}); err != nil {
 		return fmt.Errorf("set up controllers: %w", err)
 	}
 	if err := mgr.Start(ctx); err != nil {

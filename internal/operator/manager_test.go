@@ -32,3 +32,24 @@ current-context: x
 		t.Fatalf("QPS %v: client-go's default throttling (5/s) applies to --kubeconfig", cfg.QPS)
 	}
 }
+
+func TestAuditFlagsAreCheckedTogether(t *testing.T) {
+	cases := []struct {
+		name string
+		opts Options
+		ok   bool
+	}{
+		{"off", Options{}, true},
+		{"insecure for local use", Options{AuditBindAddress: "127.0.0.1:9443", AuditInsecure: true}, true},
+		{"TLS with client CA", Options{AuditBindAddress: ":9443", AuditCertFile: "c", AuditKeyFile: "k", AuditClientCAFile: "ca"}, true},
+		{"TLS without client CA", Options{AuditBindAddress: ":9443", AuditCertFile: "c", AuditKeyFile: "k"}, false},
+		{"insecure and TLS", Options{AuditBindAddress: ":9443", AuditInsecure: true, AuditCertFile: "c"}, false},
+		{"TLS files without an address", Options{AuditCertFile: "c"}, false},
+		{"negative grace", Options{AttributionGrace: -1}, false},
+	}
+	for _, c := range cases {
+		if err := c.opts.Validate(); (err == nil) != c.ok {
+			t.Errorf("%s: Validate() = %v", c.name, err)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
 )
@@ -32,6 +33,8 @@ type Options struct {
 	AuditKeyFile      string
 	AuditClientCAFile string
 	AuditInsecure     bool
+	// AttributionGrace is how long a change waits for its audit event.
+	AttributionGrace time.Duration
 }
 
 // BindFlags registers the options on fs with their defaults.
@@ -49,14 +52,21 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.AuditKeyFile, "audit-key-file", "", "TLS key of the audit webhook.")
 	fs.StringVar(&o.AuditClientCAFile, "audit-client-ca-file", "", "CA that signs the kube-apiserver's audit client certificates.")
 	fs.BoolVar(&o.AuditInsecure, "audit-insecure", false, "Serve the audit webhook over plain HTTP (local use only).")
+	fs.DurationVar(&o.AttributionGrace, "attribution-grace", 3*time.Second, "How long a change waits for the audit event that names its author before it is committed as unknown (attribution unresolved).")
 }
 
 // Validate reports options that cannot work together.
 func (o *Options) Validate() error {
-	if o.AuditBindAddress != "" || o.AuditInsecure || o.AuditCertFile != "" || o.AuditKeyFile != "" || o.AuditClientCAFile != "" {
-		// Attribution is planned (SPEC section 7) but not built; refusing is better than
-		// silently committing every change as the committer while the user expects authors.
-		return fmt.Errorf("author attribution (--audit-*) is not available in this version; remove the --audit-* flags")
+	tlsFlags := o.AuditCertFile != "" || o.AuditKeyFile != "" || o.AuditClientCAFile != ""
+	switch {
+	case o.AuditBindAddress == "" && (o.AuditInsecure || tlsFlags):
+		return fmt.Errorf("--audit-* flags need --audit-bind-address: the address of the audit webhook that turns attribution on")
+	case o.AuditBindAddress != "" && o.AuditInsecure && tlsFlags:
+		return fmt.Errorf("--audit-insecure serves plain HTTP: leave out --audit-cert-file, --audit-key-file and --audit-client-ca-file")
+	case o.AuditBindAddress != "" && !o.AuditInsecure && (o.AuditCertFile == "" || o.AuditKeyFile == "" || o.AuditClientCAFile == ""):
+		return fmt.Errorf("the audit webhook needs --audit-cert-file, --audit-key-file and --audit-client-ca-file (kube-apiserver's client certificate is verified), or --audit-insecure for local use")
+	case o.AttributionGrace < 0:
+		return fmt.Errorf("--attribution-grace must not be negative")
 	}
 	return nil
 }

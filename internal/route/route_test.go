@@ -197,3 +197,60 @@ func TestAnObjectWhoseLabelsLeaveTheSelectorIsDeleted(t *testing.T) {
 	}
 	waitFor(t, func() bool { _, err := g.ReadFile("mirror.git", "main", path); return err != nil })
 }
+
+// slowAttributor names every author "alice" after the object's delay (a stand-in for the
+// audit join: a pure unit test of the ordering around it).
+type slowAttributor struct{ delay map[string]time.Duration }
+
+func (s slowAttributor) Author(ctx context.Context, _ watch.Resource, ch watch.Change) (worker.Author, []string) {
+	select {
+	case <-time.After(s.delay[ch.Object.ID.Name]):
+	case <-ctx.Done():
+	}
+	return worker.Author{Name: "alice", Email: "alice@example.com"}, []string{"Kubernetes-User: alice"}
+}
+
+func TestAttributionKeepsOneObjectsOrderAndNeverHoldsOthersOrOvertakesASnapshot(t *testing.T) {
+	w, g := startWorker(t)
+	gate := newGate(func() (*worker.Worker, bool) { return w, true })
+	s := &sink{target: "team/live", sub: subscription(t, configMaps, "", "a"), gate: gate,
+		attributed: newAttributed(slowAttributor{delay: map[string]time.Duration{"slow": 2 * time.Second, "stale": 3 * time.Second}})}
+	ctx := context.Background()
+	change := func(typ watch.ChangeType, name, v string) {
+		t.Helper()
+		if err := s.Change(ctx, configMaps, watch.Change{Type: typ, Object: configMapWith("a", name, v)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	change(watch.Created, "slow", "1")
+	change(watch.Updated, "slow", "2")
+	change(watch.Created, "fast", "1")
+	// A fast object is not held behind a slow one.
+	waitFor(t, func() bool {
+		_, err := g.ReadFile("mirror.git", "main", "live/a/core/configmaps/fast.yaml")
+		return err == nil
+	})
+	if _, err := g.ReadFile("mirror.git", "main", "live/a/core/configmaps/slow.yaml"); err == nil {
+		t.Fatal("the slow object's change was not waiting for its author")
+	}
+	// The slow object's changes land in order: the file ends at v2.
+	waitFor(t, func() bool {
+		b, err := g.ReadFile("mirror.git", "main", "live/a/core/configmaps/slow.yaml")
+		return err == nil && strings.Contains(string(b), `v: "2"`)
+	})
+	// A change still being attributed when a snapshot arrives is dropped: the snapshot
+	// holds the newer state.
+	change(watch.Created, "stale", "old")
+	if err := s.Snapshot(ctx, configMaps, []watch.Object{configMapWith("a", "stale", "new"), configMapWith("a", "slow", "2"), configMapWith("a", "fast", "1")}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		b, err := g.ReadFile("mirror.git", "main", "live/a/core/configmaps/stale.yaml")
+		return err == nil && strings.Contains(string(b), "v: new")
+	})
+	waitFor(t, func() bool { return len(s.attributed.pendingFor()) == 0 })
+	b, _ := g.ReadFile("mirror.git", "main", "live/a/core/configmaps/stale.yaml")
+	if !strings.Contains(string(b), "v: new") {
+		t.Fatalf("a change from before the snapshot overtook it:\n%s", b)
+	}
+}

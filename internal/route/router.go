@@ -15,6 +15,8 @@ import (
 // go through each target's gate.
 type Router struct {
 	registry *worker.Registry
+	// attr names authors when attribution is on (nil: off).
+	attr Attributor
 
 	mu      sync.Mutex
 	targets map[string]*targetRoute
@@ -38,9 +40,10 @@ type revisioned struct {
 	revision int
 }
 
-// NewRouter returns a router that finds workers in registry.
-func NewRouter(registry *worker.Registry) *Router {
-	return &Router{registry: registry, targets: map[string]*targetRoute{}}
+// NewRouter returns a router that finds workers in registry and, when attr is not nil,
+// names the author of every change with it.
+func NewRouter(registry *worker.Registry, attr Attributor) *Router {
+	return &Router{registry: registry, attr: attr, targets: map[string]*targetRoute{}}
 }
 
 // Attach records that target writes the branch key; a target that moves to another
@@ -119,7 +122,7 @@ func (r *Router) Wanted(target string, subs []watch.Subscription, sealer Sealer)
 		wanted = append(wanted, watch.Wanted{
 			Key:         sub.Key,
 			Resource:    sub.Resource,
-			Subscriber:  &sink{target: target, sub: sub, fingerprint: fp, gate: tr.gate, sealer: subSealer},
+			Subscriber:  r.newSink(target, sub, fp, tr.gate, subSealer),
 			Fingerprint: fp,
 		})
 	}
@@ -164,4 +167,12 @@ func (r *Router) workerOf(target string) (*worker.Worker, bool) {
 		return nil, false
 	}
 	return r.registry.Lookup(key)
+}
+
+func (r *Router) newSink(target string, sub watch.Subscription, fp string, g *gate, sealer Sealer) *sink {
+	s := &sink{target: target, sub: sub, fingerprint: fp, gate: g, sealer: sealer}
+	if r.attr != nil {
+		s.attributed = newAttributed(r.attr)
+	}
+	return s
 }

@@ -17,6 +17,9 @@ type sink struct {
 	gate        *gate
 	// sealer encrypts the documents of a sensitive type; nil for other types.
 	sealer Sealer
+	// attributed resolves authors when attribution is on; nil hands changes on at once,
+	// authored by the committer.
+	attributed *attributed
 }
 
 // Sealer encrypts the documents of sensitive types (Secrets) for one GitTarget.
@@ -58,6 +61,9 @@ func (s *sink) Snapshot(ctx context.Context, res watch.Resource, objects []watch
 			}
 			obj.Doc = sealed // nil when sealing failed: kept, not swept
 		}
+	}
+	if s.attributed != nil {
+		s.attributed.newEpoch()
 	}
 	return s.gate.snapshot(ctx, s.sub.Key, s.fingerprint, snaps)
 }
@@ -110,6 +116,12 @@ func (s *sink) Change(ctx context.Context, res watch.Resource, ch watch.Change) 
 			return err // never written in plaintext; the next snapshot tries again
 		}
 		ev.Doc = sealed
+	}
+	if s.attributed != nil {
+		s.attributed.enqueue(ctx, res, ch, ev, func(ctx context.Context, ev worker.Event) error {
+			return s.gate.submit(ctx, s.sub.Key, ev)
+		})
+		return nil
 	}
 	return s.gate.submit(ctx, s.sub.Key, ev)
 }

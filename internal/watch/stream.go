@@ -559,7 +559,7 @@ func (st *streamState) apply(ev apiwatch.Event) error {
 		if !had {
 			// Never delivered (its sanitizing failed); the receiver may still hold a
 			// document from an older snapshot, so tell it anyway.
-			last = Object{ID: id, Labels: u.GetLabels(), ResourceVersion: u.GetResourceVersion()}
+			last = Object{ID: id, UID: string(u.GetUID()), Labels: u.GetLabels(), ResourceVersion: u.GetResourceVersion()}
 		} else {
 			last.ResourceVersion = u.GetResourceVersion()
 		}
@@ -580,7 +580,7 @@ func (st *streamState) identity(u *unstructured.Unstructured) layout.Identity {
 // and no change is delivered for it.
 func (st *streamState) object(u *unstructured.Unstructured) (Object, bool) {
 	id := st.identity(u)
-	obj := Object{ID: id, Labels: u.GetLabels(), ResourceVersion: u.GetResourceVersion()}
+	obj := Object{ID: id, UID: string(u.GetUID()), Labels: u.GetLabels(), ResourceVersion: u.GetResourceVersion()}
 	doc, err := st.cfg.Sanitize(u)
 	if err != nil {
 		st.cfg.Log.Error(err, "cannot sanitize object; its document is left as it is", "object", id.String(), "resourceVersion", u.GetResourceVersion())

@@ -47,6 +47,7 @@ func (k StreamKey) String() string {
 // Object is one live object after sanitizing.
 type Object struct {
 	ID              layout.Identity
+	UID             string
 	Labels          map[string]string
 	ResourceVersion string
 	// Doc is the sanitized YAML document. It is nil for an object that exists but could

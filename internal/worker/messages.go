@@ -3,6 +3,7 @@ package worker
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"text/template"
 )
 
@@ -57,6 +58,29 @@ func newMessages(windowTpl, resyncTpl string) (*messages, error) {
 
 // render writes the message of a batch. A CommitRequest's message replaces the subject.
 func (m *messages) render(b *batch, changes []changeLine) string {
+	return withTrailers(m.body(b, changes), b.events)
+}
+
+// withTrailers ends a message with the trailers of its events, each line once, as the last
+// paragraph (where `git interpret-trailers` finds them).
+func withTrailers(msg string, events []Event) string {
+	var lines []string
+	seen := map[string]bool{}
+	for _, ev := range events {
+		for _, l := range ev.Trailers {
+			if !seen[l] {
+				seen[l] = true
+				lines = append(lines, l)
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return msg
+	}
+	return strings.TrimRight(msg, "\n") + "\n\n" + strings.Join(lines, "\n") + "\n"
+}
+
+func (m *messages) body(b *batch, changes []changeLine) string {
 	tpl := m.window
 	if len(b.snapshots) > 0 {
 		tpl = m.resync

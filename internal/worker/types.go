@@ -44,6 +44,9 @@ type Event struct {
 	ID layout.Identity
 	// Doc is the sanitized YAML document (upserts only).
 	Doc []byte
+	// Trailers are lines the commit message ends with (the audit event behind the change,
+	// "Audit-ID: …"); repeated lines appear once.
+	Trailers []string
 }
 
 // Scope is the part of a target a snapshot covers: one type, in one namespace or in all

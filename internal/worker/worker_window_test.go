@@ -2,6 +2,7 @@ package worker
 
 import (
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -165,4 +166,23 @@ func TestEventsOfATargetNotYetSetWaitForIt(t *testing.T) {
 	}
 	r.setTarget(TargetConfig{Name: "team/later", Path: "later", Prune: PruneOnEvent})
 	r.waitFor("the early event once its target is set", func() bool { return r.hasFile("later/team-a/core/configmaps/early.yaml") })
+}
+
+func TestTrailersOfAWindowsEventsEndItsMessageOnce(t *testing.T) {
+	r := newRig(t)
+	a := upsert("alice", "team-a", "one", "1")
+	a.Trailers = []string{"Audit-ID: 1111", "Kubernetes-User: alice"}
+	b := upsert("alice", "team-a", "two", "1")
+	b.Trailers = []string{"Audit-ID: 2222", "Kubernetes-User: alice"}
+	r.submit(a)
+	r.submit(b)
+	r.settled()
+	out, err := exec.Command("git", "--git-dir", r.server.Root()+"/"+repoName, "log", "-1", "--format=%(trailers:only,unfold)", "main").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Audit-ID: 1111\nKubernetes-User: alice\nAudit-ID: 2222\n"
+	if got := strings.TrimSpace(string(out)) + "\n"; got != want {
+		t.Fatalf("trailers:\n%s\nwant\n%s", got, want)
+	}
 }
