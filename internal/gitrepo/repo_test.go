@@ -3,6 +3,7 @@ package gitrepo
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -238,5 +239,16 @@ func TestCommitRefusesPathsThatEscape(t *testing.T) {
 		if _, err := r.Commit("", []Change{{Path: p, Content: []byte("x")}}, commitSpec("bad")); err == nil {
 			t.Errorf("path %q was accepted", p)
 		}
+	}
+}
+
+func TestTheLocalCopyPushesWithoutDeltaSearch(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Open(dir, "https://git.example.com/team/app.git", Credentials{Username: "u", Password: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("git", "--git-dir", dir, "config", "pack.window").Output()
+	if err != nil || strings.TrimSpace(string(out)) != "0" {
+		t.Fatalf("pack.window = %q (%v), want 0", out, err)
 	}
 }
