@@ -24,7 +24,9 @@ import (
 type ClusterWatchRuleReconciler struct {
 	client.Client
 	Catalog *watch.Catalog
-	Recheck chan event.GenericEvent
+	// Sensitive names the types written only encrypted.
+	Sensitive watch.SensitiveTypes
+	Recheck   chan event.GenericEvent
 }
 
 func (r *ClusterWatchRuleReconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -49,7 +51,7 @@ func (r *ClusterWatchRuleReconciler) Reconcile(ctx context.Context, req reconcil
 	}
 	claims, unresolved, cerr := watch.CompileClusterWatchRule(&rule, r.Catalog, nss)
 	target := client.ObjectKey{Namespace: rule.Spec.TargetRef.Namespace, Name: rule.Spec.TargetRef.Name}
-	unresolved = append(unresolved, plaintextSecretsNote(ctx, r.Client, target, claims)...)
+	unresolved = append(unresolved, plaintextSecretsNote(ctx, r.Client, r.Sensitive, target, claims)...)
 	conds := conditions{list: &rule.Status.Conditions, generation: rule.Generation}
 	reportRule(ctx, r.Client, conds, cerr, unresolved, target)
 	rule.Status.ObservedGeneration = rule.Generation

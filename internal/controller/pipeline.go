@@ -23,6 +23,8 @@ type Pipeline struct {
 	Reducer worker.Reducer
 	// Tune, when set, adjusts every branch worker's configuration (timings in tests).
 	Tune func(*worker.Config)
+	// Sensitive names the types written only encrypted (Secrets and --sensitive-types).
+	Sensitive watch.SensitiveTypes
 	// Metrics records every stage; shared by workers and streams.
 	Metrics *metrics.Metrics
 	// DigestKeys holds the key of sealed Secrets' digests.

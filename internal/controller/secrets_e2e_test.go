@@ -18,6 +18,7 @@ import (
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
 	"github.com/gitops-reverser/gitops-reverser/internal/controller"
+	"github.com/gitops-reverser/gitops-reverser/internal/operator"
 	"github.com/gitops-reverser/gitops-reverser/internal/secrets"
 )
 
@@ -202,4 +203,31 @@ func TestAGeneratedKeyPairIsCreatedOnlyWhenAskedAndDecryptsTheMirror(t *testing.
 	if err := cp.Client.Get(ctxOf(t), keyOf(ns, "not-there"), &corev1.Secret{}); err == nil {
 		t.Fatal("keys were generated without being asked for")
 	}
+}
+
+func TestATypeMarkedSensitiveIsSealedLikeSecrets(t *testing.T) {
+	ns := newNamespace(t, nil)
+	r := newRepo(t)
+	workDir := t.TempDir()
+	startOperatorWith(t, cp.Config, workDir, func(o *operator.Options) { o.SensitiveTypes = "configmaps" })
+	identity, recipient, err := secrets.GenerateIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	providerWithSecret(t, ns, "origin", r)
+	gt := target(ns, "live", "origin", "live", v1.PruneOnEvent)
+	gt.Spec.Encryption = &v1.EncryptionSpec{Provider: "sops", Age: v1.AgeSpec{Recipients: []string{recipient}}}
+	create(t, gt)
+	create(t, watchRule(ns, "cms", "live", configMapsRule()))
+	targetReady(t, gt)
+	value := "cm-value-" + rand.Text()
+	create(t, configMap(ns, "settings", map[string]string{"token": value}))
+	path := "live/" + ns + "/core/configmaps/settings.sops.yaml"
+	waitFor(t, "the sealed ConfigMap", func() bool { return r.has(path) })
+	plain, err := secrets.Decrypt([]byte(r.file(path)), identity)
+	if err != nil || !strings.Contains(string(plain), value) {
+		t.Fatalf("decrypt: %v\n%s", err, plain)
+	}
+	assertNoPlaintext(t, filepath.Join(r.server.Root(), r.name), []string{value})
+	assertNoPlaintext(t, workDir, []string{value})
 }

@@ -34,6 +34,8 @@ type SetupOptions struct {
 	WorkDir string
 	// Tune, when set, adjusts every branch worker's configuration.
 	Tune func(*worker.Config)
+	// SensitiveTypes are written only encrypted, like Secrets (--sensitive-types).
+	SensitiveTypes watch.SensitiveTypes
 	// StateNamespace holds the Secrets the operator itself owns (the digest key).
 	StateNamespace string
 	// Attribution, when set, holds the audit facts that name the author of each change;
@@ -66,14 +68,15 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
 	}
 	registry := worker.NewRegistry(ctx, filepath.Join(opts.WorkDir, "branches"))
 	p := &Pipeline{
-		Workers:  registry,
-		Router:   route.NewRouter(registry, attributor(opts, m)),
-		Hub:      watch.NewHub(ctx, dyn, sanitize.Object, m, log.WithName("streams")),
-		Catalog:  watch.NewCatalog(disco, log.WithName("catalog"), opts.CatalogOptions...),
-		Reducer:  pipelineReducer{defaults: sanitize.NewDefaulter(dyn)},
-		Tune:     opts.Tune,
-		Metrics:  m,
-		Retarget: make(chan event.GenericEvent, 256),
+		Workers:   registry,
+		Router:    route.NewRouter(registry, attributor(opts, m), opts.SensitiveTypes),
+		Hub:       watch.NewHub(ctx, dyn, sanitize.Object, opts.SensitiveTypes, m, log.WithName("streams")),
+		Sensitive: opts.SensitiveTypes,
+		Catalog:   watch.NewCatalog(disco, log.WithName("catalog"), opts.CatalogOptions...),
+		Reducer:   pipelineReducer{defaults: sanitize.NewDefaulter(dyn)},
+		Tune:      opts.Tune,
+		Metrics:   m,
+		Retarget:  make(chan event.GenericEvent, 256),
 	}
 	p.DigestKeys = &digestKeys{client: mgr.GetClient(), namespace: opts.StateNamespace}
 	rulesRecheck := make(chan event.GenericEvent, 256)
@@ -102,10 +105,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
 		},
 		func() error { return mgr.AddReadyzCheck("discovery", p.discoveryRan) },
 		func() error {
-			return (&WatchRuleReconciler{Client: c, Catalog: p.Catalog, Recheck: rulesRecheck}).SetupWithManager(mgr)
+			return (&WatchRuleReconciler{Client: c, Catalog: p.Catalog, Sensitive: opts.SensitiveTypes, Recheck: rulesRecheck}).SetupWithManager(mgr)
 		},
 		func() error {
-			return (&ClusterWatchRuleReconciler{Client: c, Catalog: p.Catalog, Recheck: clusterRulesRecheck}).SetupWithManager(mgr)
+			return (&ClusterWatchRuleReconciler{Client: c, Catalog: p.Catalog, Sensitive: opts.SensitiveTypes, Recheck: clusterRulesRecheck}).SetupWithManager(mgr)
 		},
 		func() error {
 			return (&CommitRequestReconciler{Client: c, Pipeline: p, Attributed: opts.Attribution != nil}).SetupWithManager(mgr)

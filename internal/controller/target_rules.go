@@ -80,8 +80,8 @@ func claimsOfTarget(ctx context.Context, c client.Reader, cat watch.ResourceList
 
 // plaintextSecretsNote tells a rule's author that its claim on Secrets is not mirrored:
 // its target has no encryption.
-func plaintextSecretsNote(ctx context.Context, c client.Reader, target client.ObjectKey, claims []watch.Claim) []string {
-	if len(withoutPlaintextSecrets(append([]watch.Claim(nil), claims...))) == len(claims) {
+func plaintextSecretsNote(ctx context.Context, c client.Reader, sensitive watch.SensitiveTypes, target client.ObjectKey, claims []watch.Claim) []string {
+	if len(withoutSensitive(append([]watch.Claim(nil), claims...), sensitive)) == len(claims) {
 		return nil
 	}
 	var t v1.GitTarget
@@ -91,13 +91,13 @@ func plaintextSecretsNote(ctx context.Context, c client.Reader, target client.Ob
 	return []string{"secrets are mirrored only by a GitTarget with spec.encryption (nothing is ever written in plaintext); see the target's EncryptionConfigured condition"}
 }
 
-// withoutPlaintextSecrets drops claims on core Secrets: they are mirrored only encrypted
-// (SPEC section 6), which this version does not write yet. Nothing is ever written in
+// withoutSensitive drops claims on sensitive types (Secrets, --sensitive-types) for a
+// target without encryption: they are mirrored only encrypted. Nothing is ever written in
 // plaintext.
-func withoutPlaintextSecrets(claims []watch.Claim) []watch.Claim {
+func withoutSensitive(claims []watch.Claim, sensitive watch.SensitiveTypes) []watch.Claim {
 	kept := claims[:0]
 	for _, c := range claims {
-		if c.Resource.GVR.Group == "" && c.Resource.GVR.Resource == "secrets" {
+		if sensitive.Has(c.Resource) {
 			continue
 		}
 		kept = append(kept, c)

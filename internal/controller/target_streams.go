@@ -26,7 +26,7 @@ func (r *GitTargetReconciler) runStreams(ctx context.Context, t *v1.GitTarget, s
 	if sealer != nil {
 		seal = sealer
 	} else {
-		claims = withoutPlaintextSecrets(claims)
+		claims = withoutSensitive(claims, r.Pipeline.Sensitive)
 	}
 	wanted := r.Pipeline.Router.Wanted(name, watch.MergeClaims(claims), seal)
 	r.Pipeline.Router.Expect(name, wanted, r.Pipeline.Hub.Changed(name, wanted))

@@ -28,6 +28,8 @@ const ruleRequeue = 30 * time.Second
 type WatchRuleReconciler struct {
 	client.Client
 	Catalog *watch.Catalog
+	// Sensitive names the types written only encrypted.
+	Sensitive watch.SensitiveTypes
 	// Recheck carries requests to look at rules again when the catalog changes.
 	Recheck chan event.GenericEvent
 }
@@ -49,7 +51,7 @@ func (r *WatchRuleReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 	orig := rule.DeepCopy()
 	claims, unresolved, err := watch.CompileWatchRule(&rule, r.Catalog)
 	target := client.ObjectKey{Namespace: rule.Namespace, Name: rule.Spec.TargetRef.Name}
-	unresolved = append(unresolved, plaintextSecretsNote(ctx, r.Client, target, claims)...)
+	unresolved = append(unresolved, plaintextSecretsNote(ctx, r.Client, r.Sensitive, target, claims)...)
 	conds := conditions{list: &rule.Status.Conditions, generation: rule.Generation}
 	reportRule(ctx, r.Client, conds, err, unresolved, target)
 	rule.Status.ObservedGeneration = rule.Generation

@@ -49,7 +49,7 @@ type placeNew struct {
 }
 
 // choosePath walks the placement ladder for a new document.
-func choosePath(ix *Index, t TypeInfo, id Identity, p Placement) (placeNew, error) {
+func choosePath(ix *Index, t TypeInfo, id Identity, sealed bool, p Placement) (placeNew, error) {
 	if tpl, ok := p.template(t); ok {
 		out, err := expandTemplate(tpl, t, id)
 		if err != nil {
@@ -61,14 +61,14 @@ func choosePath(ix *Index, t TypeInfo, id Identity, p Placement) (placeNew, erro
 		return placeNew{path: out}, nil
 	}
 	if ks := ix.kustomizationPaths(); len(ks) == 1 {
-		file := fileName(id.Name, "-"+strings.ToLower(id.Kind)+fileExt(id))
+		file := fileName(id.Name, "-"+strings.ToLower(id.Kind)+fileExt(sealed))
 		out := path.Join(path.Dir(ks[0]), file)
 		if err := checkPlacedPath(out); err != nil {
 			return placeNew{}, fmt.Errorf("place %s beside %s: %w", id, ks[0], err)
 		}
 		return placeNew{path: out, kustomization: ks[0]}, nil
 	}
-	out := canonicalPath(t, id)
+	out := canonicalPath(t, id, sealed)
 	if err := checkPlacedPath(out); err != nil {
 		return placeNew{}, fmt.Errorf("place %s at %q: %w", id, out, err)
 	}
@@ -77,8 +77,8 @@ func choosePath(ix *Index, t TypeInfo, id Identity, p Placement) (placeNew, erro
 
 // canonicalPath is {namespace|_cluster}/{group|core}/{resource}/{name}.yaml,
 // with ".sops.yaml" for a Secret.
-func canonicalPath(t TypeInfo, id Identity) string {
-	return namespaceOrCluster(id) + "/" + groupOrCore(t.Group) + "/" + t.Resource + "/" + fileName(id.Name, fileExt(id))
+func canonicalPath(t TypeInfo, id Identity, sealed bool) string {
+	return namespaceOrCluster(id) + "/" + groupOrCore(t.Group) + "/" + t.Resource + "/" + fileName(id.Name, fileExt(sealed))
 }
 
 // maxFileName is the longest file name most filesystems can check out (bytes).
@@ -97,8 +97,10 @@ func fileName(name, suffix string) string {
 	return name[:maxFileName-len(suffix)-len(tag)] + tag + suffix
 }
 
-func fileExt(id Identity) string {
-	if isCoreSecret(id) {
+// fileExt is the extension of a new file: ".sops.yaml" for a sealed document (a Secret,
+// or any document encrypted with SOPS), so that SOPS's creation rule matches it.
+func fileExt(sealed bool) string {
+	if sealed {
 		return ".sops.yaml"
 	}
 	return ".yaml"

@@ -227,16 +227,16 @@ func TestALongestKubernetesNameGetsAFileNameFilesystemsAccept(t *testing.T) {
 	name := strings.Repeat("a", 253)
 	id := Identity{Kind: "ConfigMap", Namespace: "team-a", Name: name}
 	typ := TypeInfo{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}
-	got := canonicalPath(typ, id)
+	got := canonicalPath(typ, id, false)
 	base := path.Base(got)
 	if len(base) > 255 || !strings.HasSuffix(base, ".yaml") || !strings.HasPrefix(base, strings.Repeat("a", 200)) {
 		t.Fatalf("file name %q (%d bytes) is not a shortened name ending in .yaml", base, len(base))
 	}
-	other := canonicalPath(typ, Identity{Kind: "ConfigMap", Namespace: "team-a", Name: strings.Repeat("a", 252) + "b"})
+	other := canonicalPath(typ, Identity{Kind: "ConfigMap", Namespace: "team-a", Name: strings.Repeat("a", 252) + "b"}, false)
 	if other == got {
 		t.Fatal("two long names that differ only at the end share a file")
 	}
-	if short := canonicalPath(typ, Identity{Kind: "ConfigMap", Namespace: "team-a", Name: "web"}); short != "team-a/core/configmaps/web.yaml" {
+	if short := canonicalPath(typ, Identity{Kind: "ConfigMap", Namespace: "team-a", Name: "web"}, false); short != "team-a/core/configmaps/web.yaml" {
 		t.Fatalf("a short name changed its path: %q", short)
 	}
 }

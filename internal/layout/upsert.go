@@ -125,7 +125,7 @@ func bodyHolds(body string, want *yaml.Node) bool {
 
 // placeDocument writes a document that is not in the folder yet.
 func placeDocument(ix *Index, read ReadFile, t TypeInfo, d objectDoc, p Placement) ([]FileEdit, error) {
-	at, err := choosePath(ix, t, d.id, p)
+	at, err := choosePath(ix, t, d.id, isSealed(d), p)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +147,7 @@ func placeDocument(ix *Index, read ReadFile, t TypeInfo, d objectDoc, p Placemen
 			if other.id == d.id {
 				return nil, fmt.Errorf("place %s in %s: the file holds it already: %w", d.id, at.path, ErrStaleIndex)
 			}
-			if isCoreSecret(d.id) || isCoreSecret(other.id) {
+			if isSealed(d) || isSealed(other) {
 				return nil, fmt.Errorf("place %s in %s next to %s: %w", d.id, at.path, other.id, ErrSecretSharedFile)
 			}
 		}
@@ -205,3 +205,7 @@ func isEncrypted(doc *yaml.Node) bool {
 	v := mappingValue(root, "sops")
 	return v != nil && v.Kind == yaml.MappingNode
 }
+
+// isSealed reports a document that lives alone in a .sops.yaml file: a core Secret (written
+// only encrypted) or any document encrypted with SOPS (a type marked sensitive).
+func isSealed(d objectDoc) bool { return isCoreSecret(d.id) || isEncrypted(d.node) }

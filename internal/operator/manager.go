@@ -81,12 +81,16 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	sensitive, err := ParseSensitiveTypes(opts.SensitiveTypes)
+	if err != nil {
+		return err
+	}
 	workDir := opts.WorkDir
 	if workDir == "" {
 		workDir = filepath.Join(os.TempDir(), "gitops-reverser")
 	}
 	if err := controller.Setup(ctx, mgr, controller.SetupOptions{WorkDir: workDir, Tune: opts.Tune, StateNamespace: stateNamespace(opts),
-		Attribution: index, AttributionGrace: opts.AttributionGrace}); err != nil {
+		Attribution: index, AttributionGrace: opts.AttributionGrace, SensitiveTypes: sensitive}); err != nil {
 		return fmt.Errorf("set up controllers: %w", err)
 	}
 	if err := mgr.Start(ctx); err != nil {

@@ -1,6 +1,8 @@
 package operator
 
 import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"os"
 	"path/filepath"
 	"testing"
@@ -51,5 +53,18 @@ func TestAuditFlagsAreCheckedTogether(t *testing.T) {
 		if err := c.opts.Validate(); (err == nil) != c.ok {
 			t.Errorf("%s: Validate() = %v", c.name, err)
 		}
+	}
+}
+
+func TestSensitiveTypesAreReadAsResourceDotGroup(t *testing.T) {
+	got, err := ParseSensitiveTypes(" configmaps, certificates.cert-manager.io ,")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !got[schema.GroupResource{Resource: "configmaps"}] || !got[schema.GroupResource{Group: "cert-manager.io", Resource: "certificates"}] {
+		t.Fatalf("parsed %v", got)
+	}
+	if _, err := ParseSensitiveTypes("apps/v1/deployments"); err == nil {
+		t.Fatal("a GVR path was accepted")
 	}
 }

@@ -6,8 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/watch"
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
 )
 
@@ -35,6 +39,9 @@ type Options struct {
 	AuditInsecure     bool
 	// AttributionGrace is how long a change waits for its audit event.
 	AttributionGrace time.Duration
+	// SensitiveTypes are "resource.group" names (core: "resource") written only
+	// encrypted, like Secrets.
+	SensitiveTypes string
 }
 
 // BindFlags registers the options on fs with their defaults.
@@ -52,6 +59,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.AuditKeyFile, "audit-key-file", "", "TLS key of the audit webhook.")
 	fs.StringVar(&o.AuditClientCAFile, "audit-client-ca-file", "", "CA that signs the kube-apiserver's audit client certificates.")
 	fs.BoolVar(&o.AuditInsecure, "audit-insecure", false, "Serve the audit webhook over plain HTTP (local use only).")
+	fs.StringVar(&o.SensitiveTypes, "sensitive-types", "", "Comma-separated resource types written only encrypted, like Secrets (which always are), as resource.group, e.g. \"certificates.cert-manager.io,configmaps\".")
 	fs.DurationVar(&o.AttributionGrace, "attribution-grace", 3*time.Second, "How long a change waits for the audit event that names its author before it is committed as unknown (attribution unresolved).")
 }
 
@@ -68,7 +76,25 @@ func (o *Options) Validate() error {
 	case o.AttributionGrace < 0:
 		return fmt.Errorf("--attribution-grace must not be negative")
 	}
-	return nil
+	_, err := ParseSensitiveTypes(o.SensitiveTypes)
+	return err
+}
+
+// ParseSensitiveTypes reads --sensitive-types: comma-separated resource.group names.
+func ParseSensitiveTypes(list string) (watch.SensitiveTypes, error) {
+	out := watch.SensitiveTypes{}
+	for _, item := range strings.Split(list, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		gr := schema.ParseGroupResource(item)
+		if gr.Resource == "" || strings.ContainsAny(item, "/ ") {
+			return nil, fmt.Errorf("--sensitive-types: %q is not resource.group (core types: the plural resource alone)", item)
+		}
+		out[gr] = true
+	}
+	return out, nil
 }
 
 // defaultStateNamespace is the operator's own namespace in a cluster (the downward API's

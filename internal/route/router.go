@@ -17,6 +17,8 @@ type Router struct {
 	registry *worker.Registry
 	// attr names authors when attribution is on (nil: off).
 	attr Attributor
+	// sensitive names the types whose documents are sealed.
+	sensitive watch.SensitiveTypes
 
 	mu      sync.Mutex
 	targets map[string]*targetRoute
@@ -42,8 +44,8 @@ type revisioned struct {
 
 // NewRouter returns a router that finds workers in registry and, when attr is not nil,
 // names the author of every change with it.
-func NewRouter(registry *worker.Registry, attr Attributor) *Router {
-	return &Router{registry: registry, attr: attr, targets: map[string]*targetRoute{}}
+func NewRouter(registry *worker.Registry, attr Attributor, sensitive watch.SensitiveTypes) *Router {
+	return &Router{registry: registry, attr: attr, sensitive: sensitive, targets: map[string]*targetRoute{}}
 }
 
 // Attach records that target writes the branch key; a target that moves to another
@@ -110,7 +112,7 @@ func (r *Router) Wanted(target string, subs []watch.Subscription, sealer Sealer)
 	for _, sub := range subs {
 		var sealedBy string
 		var subSealer Sealer
-		if sub.Resource.Sensitive() && sealer != nil {
+		if r.sensitive.Has(sub.Resource) && sealer != nil {
 			sealedBy, subSealer = sealer.Fingerprint(), sealer
 		}
 		rev := tr.subs[sub.Key]
@@ -170,7 +172,7 @@ func (r *Router) workerOf(target string) (*worker.Worker, bool) {
 }
 
 func (r *Router) newSink(target string, sub watch.Subscription, fp string, g *gate, sealer Sealer) *sink {
-	s := &sink{target: target, sub: sub, fingerprint: fp, gate: g, sealer: sealer}
+	s := &sink{target: target, sub: sub, fingerprint: fp, gate: g, sealer: sealer, sensitive: r.sensitive.Has(sub.Resource)}
 	if r.attr != nil {
 		s.attributed = newAttributed(r.attr)
 	}

@@ -20,6 +20,8 @@ type sink struct {
 	// attributed resolves authors when attribution is on; nil hands changes on at once,
 	// authored by the committer.
 	attributed *attributed
+	// sensitive: the type's documents are sealed before anything else sees them.
+	sensitive bool
 }
 
 // Sealer encrypts the documents of sensitive types (Secrets) for one GitTarget.
@@ -35,7 +37,7 @@ var errNoSealer = errors.New("a Secret reached a GitTarget without encryption; i
 // seal returns the document to hand to the worker: sealed for a sensitive type. A document
 // that cannot be sealed is returned nil (unreadable: neither written nor swept).
 func (s *sink) seal(res watch.Resource, doc []byte) ([]byte, error) {
-	if !res.Sensitive() || doc == nil {
+	if !s.sensitive || doc == nil {
 		return doc, nil
 	}
 	if s.sealer == nil {

@@ -43,16 +43,18 @@ type Hub struct {
 	sanitize func(*unstructured.Unstructured) ([]byte, error)
 	log      logr.Logger
 	metrics  *metrics.Metrics
+	// sensitive names the types whose streams keep no plaintext.
+	sensitive SensitiveTypes
 
 	mu      sync.Mutex
 	streams map[StreamKey]*Stream
 	owners  map[string]map[StreamKey]string // owner -> key -> fingerprint
 }
 
-// NewHub returns a hub whose streams read through client, sanitize with sanitize, record
-// into m (may be nil) and end with ctx.
-func NewHub(ctx context.Context, client dynamic.Interface, sanitize func(*unstructured.Unstructured) ([]byte, error), m *metrics.Metrics, log logr.Logger) *Hub {
-	return &Hub{ctx: ctx, client: client, sanitize: sanitize, log: log, metrics: m,
+// NewHub returns a hub whose streams read through client, sanitize with sanitize, keep no
+// plaintext of the sensitive types, record into m (may be nil) and end with ctx.
+func NewHub(ctx context.Context, client dynamic.Interface, sanitize func(*unstructured.Unstructured) ([]byte, error), sensitive SensitiveTypes, m *metrics.Metrics, log logr.Logger) *Hub {
+	return &Hub{ctx: ctx, client: client, sanitize: sanitize, log: log, metrics: m, sensitive: sensitive,
 		streams: map[StreamKey]*Stream{}, owners: map[string]map[StreamKey]string{}}
 }
 
@@ -176,7 +178,7 @@ func (h *Hub) stream(key StreamKey, res Resource) *Stream {
 		}
 	}
 	s := StartStream(h.ctx, StreamConfig{Key: key, Resource: res, Client: h.client, Sanitize: h.sanitize,
-		Sensitive: res.Sensitive(), Metrics: h.metrics, Log: h.log.WithValues("stream", key.String())})
+		Sensitive: h.sensitive.Has(res), Metrics: h.metrics, Log: h.log.WithValues("stream", key.String())})
 	h.streams[key] = s
 	return s
 }

@@ -18,7 +18,7 @@ func TestHubSharesOneStreamPerKeyAndStopsItWithItsLastOwner(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	hub := NewHub(ctx, client, streamSanitize, nil, testr.New(t))
+	hub := NewHub(ctx, client, streamSanitize, nil, nil, testr.New(t))
 	cms := newCMClient(t, sharedCP.Config, ns)
 	cms.create("existing", "1")
 

@@ -29,6 +29,13 @@ func (r Resource) TypeInfo() layout.TypeInfo {
 // are written only encrypted and are not kept in memory after delivery.
 func (r Resource) Sensitive() bool { return r.GVR.Group == "" && r.GVR.Resource == "secrets" }
 
+// SensitiveTypes are the resource types whose documents are written only encrypted: core
+// Secrets always, and the types the operator is told to treat alike (--sensitive-types).
+type SensitiveTypes map[schema.GroupResource]bool
+
+// Has reports whether res is sensitive.
+func (s SensitiveTypes) Has(res Resource) bool { return res.Sensitive() || s[res.GVR.GroupResource()] }
+
 // StreamKey names one watch stream: a resource type in one namespace, or, with Namespace
 // "", in every namespace (always "" for cluster-scoped types).
 type StreamKey struct {
