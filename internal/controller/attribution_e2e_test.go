@@ -24,15 +24,16 @@ import (
 
 // audited starts a control plane whose audit webhook is the operator's, and the operator
 // with attribution on.
-func audited(t *testing.T) (*testenv.ControlPlane, *repo) {
+func audited(t *testing.T) (*testenv.ControlPlane, *repo, string) {
 	t.Helper()
-	addr := freeAddress(t)
+	addr, metricsAddr := freeAddress(t), freeAddress(t)
 	own := auditedControlPlane(t, addr)
 	r := newRepo(t)
 	startOperatorWith(t, own.Config, t.TempDir(), func(o *operator.Options) {
 		o.AuditBindAddress, o.AuditInsecure, o.AttributionGrace = addr, true, 10*time.Second
+		o.MetricsBindAddress = metricsAddr
 	})
-	return own, r
+	return own, r, metricsAddr
 }
 
 // mirrorNamespace sets up a provider, target and ConfigMap rule in ns of cp.
@@ -84,7 +85,7 @@ func clientFor(t *testing.T, cfg *rest.Config) client.Client {
 }
 
 func TestEveryCommitIsAuthoredByWhoMadeTheChangeWithItsAuditTrailer(t *testing.T) {
-	own, r := audited(t)
+	own, r, metricsAddr := audited(t)
 	ns := "attributed"
 	mirrorNamespace(t, own, r, ns)
 	alice, bob, carol := userClient(t, own, "alice"), userClient(t, own, "bob"), userClient(t, own, "carol")
@@ -143,6 +144,12 @@ func TestEveryCommitIsAuthoredByWhoMadeTheChangeWithItsAuditTrailer(t *testing.T
 	for _, c := range log[:len(log)-before] {
 		if !strings.HasPrefix(c.Author, "carol <") {
 			t.Fatalf("a delete of carol's deletecollection is authored %q", c.Author)
+		}
+	}
+	body := get(t, "http://"+metricsAddr+"/metrics")
+	for _, series := range []string{`gitops_reverser_audit_events_total{outcome="accepted",reason=""}`, `gitops_reverser_attribution_resolved_total{tier="exact"}`} {
+		if metricValue(body, series) < 1 {
+			t.Errorf("metric %s is not counted", series)
 		}
 	}
 }

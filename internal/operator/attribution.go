@@ -30,6 +30,9 @@ func startAttribution(mgr ctrl.Manager, opts Options) (*attribution.Index, error
 	if err := mgr.Add(server); err != nil {
 		return nil, fmt.Errorf("audit webhook: %w", err)
 	}
+	if err := registerAuditMetrics(index); err != nil {
+		return nil, err
+	}
 	ctrl.Log.WithName("audit-webhook").Info("serving", "url", server.URL())
 	return index, nil
 }
