@@ -7,54 +7,30 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/sandbox/servers"
 )
 
-// gitCmd runs git isolated from the machine's and the user's configuration, with the
-// identity of the floor's commits.
-func gitCmd(dir string, args ...string) *exec.Cmd {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
-		"GIT_CONFIG_NOSYSTEM=1",
-		"GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_TERMINAL_PROMPT=0",
-		"GIT_AUTHOR_NAME=Bench Floor",
-		"GIT_AUTHOR_EMAIL=floor@example.com",
-		"GIT_COMMITTER_NAME=Bench Floor",
-		"GIT_COMMITTER_EMAIL=floor@example.com",
-		// Send large packs with a Content-Length: the Git server's CGI front end refuses
-		// chunked request bodies.
-		"GIT_CONFIG_COUNT=1",
-		"GIT_CONFIG_KEY_0=http.postBuffer",
-		"GIT_CONFIG_VALUE_0=2147483647",
-	)
-	return cmd
+// floorEnv is the identity of the floor's commits; large packs are sent with a
+// Content-Length, since the Git server's CGI front end refuses chunked request bodies.
+var floorEnv = []string{
+	"GIT_AUTHOR_NAME=Bench Floor", "GIT_AUTHOR_EMAIL=floor@example.com",
+	"GIT_COMMITTER_NAME=Bench Floor", "GIT_COMMITTER_EMAIL=floor@example.com",
+	"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.postBuffer", "GIT_CONFIG_VALUE_0=2147483647",
 }
 
-func git(dir string, args ...string) (string, error) {
-	cmd := gitCmd(dir, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return stdout.String(), nil
-}
+func gitCmd(dir string, args ...string) *exec.Cmd { return servers.GitCommand(dir, floorEnv, args...) }
+
+func git(dir string, args ...string) (string, error) { return servers.GitOutput(gitCmd(dir, args...)) }
 
 // gitStdin runs git with stdin.
 func gitStdin(dir string, stdin io.Reader, args ...string) (string, error) {
 	cmd := gitCmd(dir, args...)
 	cmd.Stdin = stdin
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return stdout.String(), nil
+	return servers.GitOutput(cmd)
 }
 
 // countFiles counts the files under prefix at a commit.

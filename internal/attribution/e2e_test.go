@@ -19,11 +19,6 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
 
-// webhookKubeconfig points kube-apiserver's audit webhook at server.
-func webhookKubeconfig(server, caPEM, certPEM, keyPEM string) string {
-	return testenv.WebhookKubeconfig(server, caPEM, certPEM, keyPEM)
-}
-
 func startAuditedControlPlane(t *testing.T, kubeconfig string, extra ...testenv.ControlPlaneOption) *testenv.ControlPlane {
 	t.Helper()
 	return testenv.NewControlPlane(t, append(testenv.WithAuditWebhook(t, kubeconfig), extra...)...)
@@ -49,7 +44,7 @@ func keyOf(ev watch.Event) ObjectKey {
 func TestAuthorsOfARealAPIServersChangesJoinByUIDAndResourceVersion(t *testing.T) {
 	idx := NewIndex(IndexConfig{})
 	srv := startServer(t, ServerConfig{BindAddress: "127.0.0.1:0", Insecure: true}, idx)
-	cp := startAuditedControlPlane(t, webhookKubeconfig(srv.URL(), "", "", ""))
+	cp := startAuditedControlPlane(t, testenv.WebhookKubeconfig(srv.URL(), "", "", ""))
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 
@@ -206,7 +201,7 @@ func TestAuditOverMutualTLSFromARealAPIServer(t *testing.T) {
 	idx := NewIndex(IndexConfig{})
 	srv := startServer(t, tlsFiles(t, serverCA, clientCA), idx)
 	cert, key := clientCA.issue(t, "kube-apiserver", false)
-	cp := startAuditedControlPlane(t, webhookKubeconfig(srv.URL(), string(serverCA.pem), string(cert), string(key)))
+	cp := startAuditedControlPlane(t, testenv.WebhookKubeconfig(srv.URL(), string(serverCA.pem), string(cert), string(key)))
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	cfg, err := cp.AddUser("alice", "system:masters")
@@ -241,7 +236,7 @@ func TestUnreachableWebhookLeavesChangesUnresolved(t *testing.T) {
 	reviveCtx, stopRevived := context.WithCancel(context.Background())
 	revived := make(chan struct{})
 	t.Cleanup(func() { stopRevived(); <-revived })
-	cp := startAuditedControlPlane(t, webhookKubeconfig(url, "", "", ""),
+	cp := startAuditedControlPlane(t, testenv.WebhookKubeconfig(url, "", "", ""),
 		testenv.WithAPIServerFlag("audit-webhook-initial-backoff", "200ms"))
 	t.Cleanup(func() {
 		srv, err := NewServer(ServerConfig{BindAddress: addr, Insecure: true}, NewIndex(IndexConfig{}))

@@ -19,6 +19,7 @@ import (
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
 	"github.com/gitops-reverser/gitops-reverser/internal/operator"
+	"github.com/gitops-reverser/gitops-reverser/internal/sandbox/servers"
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
 
@@ -202,7 +203,7 @@ func isTrue(conds []metav1.Condition, typ string) bool {
 
 func commitTrailers(t *testing.T, r *repo, sha string) string {
 	t.Helper()
-	out, err := gitOutput(r.server.Root()+"/"+r.name, "log", "-1", "--format=%(trailers:only,unfold)", sha)
+	out, err := servers.GitOutput(servers.GitCommand("", nil, "--git-dir", r.server.Root()+"/"+r.name, "log", "-1", "--format=%(trailers:only,unfold)", sha))
 	if err != nil {
 		t.Fatal(err)
 	}

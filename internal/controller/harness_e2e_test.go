@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +23,7 @@ import (
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
 	"github.com/gitops-reverser/gitops-reverser/internal/operator"
+	"github.com/gitops-reverser/gitops-reverser/internal/sandbox/servers"
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
 )
@@ -95,7 +95,7 @@ func startOperator(t *testing.T, cfg *rest.Config, workDir string) *runningOpera
 // startOperatorWith is startOperator with changed options.
 func startOperatorWith(t *testing.T, cfg *rest.Config, workDir string, change func(*operator.Options)) *runningOperator {
 	t.Helper()
-	kubeconfig, err := writeKubeconfig(t, cfg)
+	kubeconfig, err := servers.WriteKubeconfigFor(cfg, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,29 +131,6 @@ func (o *runningOperator) stop(t *testing.T) {
 			t.Error("the operator did not stop within a minute")
 		}
 	})
-}
-
-func writeKubeconfig(t *testing.T, cfg *rest.Config) (string, error) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "kubeconfig")
-	content := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: test
-  cluster:
-    server: %s
-    certificate-authority-data: %s
-users:
-- name: test
-  user:
-    client-certificate-data: %s
-    client-key-data: %s
-contexts:
-- name: test
-  context: {cluster: test, user: test}
-current-context: test
-`, cfg.Host, b64(cfg.CAData), b64(cfg.CertData), b64(cfg.KeyData))
-	return path, os.WriteFile(path, []byte(content), 0o600)
 }
 
 // repo is one repository on a Git server, reachable over HTTP with a password.

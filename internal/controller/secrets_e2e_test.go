@@ -15,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
 	"github.com/gitops-reverser/gitops-reverser/internal/controller"
@@ -117,7 +118,7 @@ func decrypted(t *testing.T, sealed, identity string) map[string]string {
 	var doc struct {
 		Data map[string]string `json:"data"`
 	}
-	if err := yamlUnmarshal(plain, &doc); err != nil {
+	if err := sigsyaml.Unmarshal(plain, &doc); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]string{}

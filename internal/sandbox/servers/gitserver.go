@@ -1,7 +1,6 @@
 package servers
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -236,29 +235,14 @@ func (g *GitServer) countPush(name string) {
 	g.pushes[strings.TrimPrefix(filepath.Clean("/"+name), "/")]++
 }
 
-// gitCommand runs git isolated from the machine's and the user's Git configuration, with a
-// fixed identity for "foreign" commits.
-func gitCommand(dir string, args ...string) *exec.Cmd {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
-		"GIT_CONFIG_NOSYSTEM=1",
-		"GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_TERMINAL_PROMPT=0",
-		"GIT_AUTHOR_NAME=Foreign User",
-		"GIT_AUTHOR_EMAIL=foreign@example.com",
-		"GIT_COMMITTER_NAME=Foreign User",
-		"GIT_COMMITTER_EMAIL=foreign@example.com",
-	)
-	return cmd
+// foreignIdentity is who makes "foreign" commits.
+var foreignIdentity = []string{
+	"GIT_AUTHOR_NAME=Foreign User", "GIT_AUTHOR_EMAIL=foreign@example.com",
+	"GIT_COMMITTER_NAME=Foreign User", "GIT_COMMITTER_EMAIL=foreign@example.com",
 }
 
-func runGit(dir string, args ...string) (string, error) {
-	cmd := gitCommand(dir, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return stdout.String(), nil
+func gitCommand(dir string, args ...string) *exec.Cmd {
+	return GitCommand(dir, foreignIdentity, args...)
 }
+
+func runGit(dir string, args ...string) (string, error) { return GitOutput(gitCommand(dir, args...)) }
