@@ -136,3 +136,10 @@ func resourcesOf(root *yaml.Node) (key, value *yaml.Node) {
 func sameResource(listed, entry string) bool {
 	return listed == entry || path.Clean(listed) == path.Clean(entry)
 }
+
+// EditKustomization applies edit to the root mapping of a kustomization file and
+// re-renders only that document, keeping comments and the bytes of unchanged lines.
+// A file without a document gets a fresh one. changed is false when edit changed nothing.
+func EditKustomization(content []byte, edit func(root *yaml.Node) (bool, error)) (out []byte, changed bool, err error) {
+	return editResources(content, edit)
+}

@@ -1,0 +1,164 @@
+package kustomize
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+)
+
+// Delete decides how the folder stops rendering an object deleted in the cluster: its
+// source document is removed when it lies in the folder; an object inherited from a base
+// outside the folder gets a `$patch: delete` patch file in its render root.
+func (f *Folder) Delete(id layout.Identity) (Write, error) {
+	obj, ok := f.objects[id]
+	if !ok {
+		return Write{}, fmt.Errorf("%s is not rendered by the folder", id)
+	}
+	if obj.roots > 1 {
+		return Write{}, refuse(CodeFanIn, id.String(), "", "%d render roots of the folder produce it; no single source can be edited", obj.roots)
+	}
+	src, err := f.sourceOf(obj)
+	if err != nil {
+		return Write{}, err
+	}
+	if src.writable {
+		if n := len(f.reach[src.path]); n > 1 {
+			return Write{}, refuse(CodeFanIn, id.String(), "", "%s is read by %d render roots; deleting from it would change them all", src.path, n)
+		}
+		w := Write{Source: relTo(f.prefix, src.path), SourceID: src.id, Delete: true}
+		for _, k := range f.reach[src.path] {
+			if out, changed, err := dropReplicas(f.files[k], id.Name); err == nil && changed {
+				w.Edits = append(w.Edits, layout.FileEdit{Path: relTo(f.prefix, k), Content: out})
+			}
+		}
+		return w, nil
+	}
+	return f.deletePatch(obj, src)
+}
+
+// deletePatch writes a strategic-merge patch that deletes an inherited object, and lists
+// it under the root's patches:. The patch names the object as the root's inputs hold it,
+// before the root's own namespace: applies; that is tried, not modelled.
+func (f *Folder) deletePatch(obj *rendered, src source) (Write, error) {
+	dir := rootDir(obj.root)
+	file := path.Join(dir, "delete-"+strings.ToLower(obj.id.Kind)+"-"+obj.id.Name+".yaml")
+	kc, err := addPatchEntry(f.files[obj.root], path.Base(file), obj.id.Name)
+	if err != nil {
+		return Write{}, fmt.Errorf("%s: edit %s: %w", obj.id, obj.root, err)
+	}
+	for _, ns := range uniqueStrings(obj.id.Namespace, src.id.Namespace, "") {
+		patch := deletePatchText(obj, ns)
+		trial := MapFiles{}
+		for p, c := range f.files {
+			trial[p] = c
+		}
+		trial[file], trial[obj.root] = patch, kc
+		docs, err := renderRoot(trial, obj.root)
+		if err != nil || rendersID(docs, obj.id) {
+			continue
+		}
+		return Write{Edits: []layout.FileEdit{
+			{Path: relTo(f.prefix, file), Content: patch},
+			{Path: relTo(f.prefix, obj.root), Content: kc},
+		}}, nil
+	}
+	return Write{}, refuse(CodeRenderRefused, obj.id.String(), "", "no $patch: delete in %s removes it from the render", relTo(f.prefix, obj.root))
+}
+
+func deletePatchText(obj *rendered, namespace string) []byte {
+	apiVersion, _ := obj.doc["apiVersion"].(string)
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Written by GitOps Reverser: %s was deleted in the cluster.\n", obj.id)
+	b.WriteString("# This patch removes it from the render of the base it comes from.\n")
+	b.WriteString("$patch: delete\n")
+	fmt.Fprintf(&b, "apiVersion: %s\nkind: %s\nmetadata:\n  name: %s\n", apiVersion, obj.id.Kind, obj.id.Name)
+	if namespace != "" {
+		fmt.Fprintf(&b, "  namespace: %s\n", namespace)
+	}
+	return []byte(b.String())
+}
+
+// addPatchEntry lists a patch file under a kustomization's patches:, and drops the
+// replicas: entry of the deleted object (kustomize refuses an entry that matches nothing).
+func addPatchEntry(content []byte, entry, deleted string) ([]byte, error) {
+	if dropped, changed, err := dropReplicas(content, deleted); err == nil && changed {
+		content = dropped
+	}
+	out, changed, err := layout.EditKustomization(content, func(root *yaml.Node) (bool, error) {
+		list := listUnder(root, "patches")
+		if list == nil {
+			return false, fmt.Errorf("patches is not a list")
+		}
+		for _, e := range list.Content {
+			if p, ok := scalarOf(e, "path"); ok && path.Clean(p) == entry {
+				return false, nil
+			}
+		}
+		item := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		setString(item, "path", entry)
+		list.Style = 0
+		list.Content = append(list.Content, item)
+		return true, nil
+	})
+	if err != nil || !changed {
+		return content, err
+	}
+	return out, nil
+}
+
+func rendersID(docs []renderedDoc, id layout.Identity) bool {
+	for _, d := range docs {
+		if d.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+func uniqueStrings(values ...string) []string {
+	var out []string
+	for _, v := range values {
+		dup := false
+		for _, o := range out {
+			dup = dup || o == v
+		}
+		if !dup {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// dropReplicas removes the replicas: entries that name a deleted object: kustomize refuses
+// an entry that matches nothing.
+func dropReplicas(content []byte, name string) ([]byte, bool, error) {
+	return layout.EditKustomization(content, func(root *yaml.Node) (bool, error) {
+		var replicas *yaml.Node
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if root.Content[i].Value == "replicas" && root.Content[i+1].Kind == yaml.SequenceNode {
+				replicas = root.Content[i+1]
+			}
+		}
+		if replicas == nil {
+			return false, nil
+		}
+		kept := replicas.Content[:0:0]
+		for _, e := range replicas.Content {
+			if n, _ := scalarOf(e, "name"); n != name {
+				kept = append(kept, e)
+			}
+		}
+		if len(kept) == len(replicas.Content) {
+			return false, nil
+		}
+		replicas.Content = kept
+		if len(kept) == 0 {
+			removeKey(root, "replicas")
+		}
+		return true, nil
+	})
+}

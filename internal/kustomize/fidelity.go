@@ -1,0 +1,53 @@
+package kustomize
+
+import (
+	"fmt"
+	"regexp"
+)
+
+// token matches a ${...} substitution variable, as Flux's postBuild.substitute reads it.
+// $(...) (kustomize vars, shell) is not a token.
+var token = regexp.MustCompile(`\$\{[^}]*\}`)
+
+// Divergence is a rendered value holding a ${...} token that the live object does not
+// hold: something outside the folder substituted it (K7).
+type Divergence struct {
+	Object string
+	Field  string
+	Token  string
+}
+
+func (d *Divergence) String() string {
+	return fmt.Sprintf("%s field %s renders %s, but the live value differs", d.Object, d.Field, d.Token)
+}
+
+// RenderDivergence compares the ${...}-bearing values of an object's render with its live
+// document and returns the first that differs, or nil. A label transform that overwrote a
+// token in the source is not a divergence: the render is what is compared.
+func RenderDivergence(object string, render, live []byte) (*Divergence, error) {
+	r, err := decodeDoc(render)
+	if err != nil {
+		return nil, fmt.Errorf("%s: render: %w", object, err)
+	}
+	l, err := decodeDoc(live)
+	if err != nil {
+		return nil, fmt.Errorf("%s: live document: %w", object, err)
+	}
+	rv, _ := normalize(r)
+	lv, _ := normalize(l)
+	var found *Divergence
+	walkScalars(rv, nil, func(p fieldPath, v any) {
+		s, ok := v.(string)
+		if found != nil || !ok {
+			return
+		}
+		tok := token.FindString(s)
+		if tok == "" {
+			return
+		}
+		if got, ok := get(lv, p); !ok || !equal(got, v) {
+			found = &Divergence{Object: object, Field: p.String(), Token: tok}
+		}
+	})
+	return found, nil
+}

@@ -1,0 +1,86 @@
+package kustomize
+
+import (
+	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+)
+
+// rendered is one object the folder renders, with where it comes from.
+type rendered struct {
+	id   layout.Identity
+	root string
+	doc  map[string]any
+	prov provenance
+	// roots counts the render roots that produce this identity; more than one makes the
+	// object read-only (fan-in).
+	roots int
+}
+
+// Object is one rendered object.
+type Object struct {
+	ID layout.Identity
+	// Doc is the rendered document (YAML).
+	Doc []byte
+	// Root is the render root that produces it, relative to the folder.
+	Root string
+}
+
+// renderAll renders every root, plain and dyed, and records each object's provenance.
+func (f *Folder) renderAll() error {
+	d, err := f.dye()
+	if err != nil {
+		return err
+	}
+	f.objects, f.order = map[layout.Identity]*rendered{}, nil
+	for _, root := range f.roots {
+		plain, err := renderRoot(f.files, root)
+		if err != nil {
+			return &UnsupportedError{Path: root, Feature: "render failed", Hint: err.Error()}
+		}
+		dyed, err := renderRoot(d.files, root)
+		if err != nil {
+			return &UnsupportedError{Path: root, Feature: "render failed", Hint: err.Error()}
+		}
+		dyedByID := map[layout.Identity]map[string]any{}
+		for _, r := range dyed {
+			dyedByID[r.id] = r.doc
+		}
+		for _, r := range plain {
+			if obj, dup := f.objects[r.id]; dup {
+				obj.roots++
+				continue
+			}
+			f.objects[r.id] = &rendered{id: r.id, root: root, doc: r.doc, prov: d.read(dyedByID[r.id]), roots: 1}
+			f.order = append(f.order, r.id)
+		}
+	}
+	f.recordSourceIDs()
+	return nil
+}
+
+// Objects returns every rendered object, root by root in render order.
+func (f *Folder) Objects() []Object {
+	out := make([]Object, 0, len(f.order))
+	for _, id := range f.order {
+		if o, ok := f.object(id); ok {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Lookup returns the rendered object of a live identity, if the folder renders it.
+func (f *Folder) Lookup(id layout.Identity) (Object, bool) {
+	return f.object(id)
+}
+
+func (f *Folder) object(id layout.Identity) (Object, bool) {
+	r, ok := f.objects[id]
+	if !ok {
+		return Object{}, false
+	}
+	doc, err := encodeDoc(r.doc)
+	if err != nil {
+		return Object{}, false
+	}
+	return Object{ID: id, Doc: doc, Root: relTo(f.prefix, r.root)}, true
+}
