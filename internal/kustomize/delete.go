@@ -2,6 +2,7 @@ package kustomize
 
 import (
 	"fmt"
+	"sort"
 	"path"
 	"strings"
 
@@ -29,13 +30,7 @@ func (f *Folder) Delete(id layout.Identity) (Write, error) {
 		if n := len(f.reach[src.path]); n > 1 {
 			return Write{}, refuse(CodeFanIn, id.String(), "", "%s is read by %d render roots; deleting from it would change them all", src.path, n)
 		}
-		w := Write{Source: relTo(f.prefix, src.path), SourceID: src.id, Delete: true}
-		for _, k := range f.reach[src.path] {
-			if out, changed, err := dropReplicas(f.files[k], id.Name); err == nil && changed {
-				w.Edits = append(w.Edits, layout.FileEdit{Path: relTo(f.prefix, k), Content: out})
-			}
-		}
-		return w, nil
+		return Write{Source: relTo(f.prefix, src.path), SourceID: src.id, Delete: true}, nil
 	}
 	return f.deletePatch(obj, src)
 }
@@ -131,6 +126,37 @@ func uniqueStrings(values ...string) []string {
 		}
 	}
 	return out
+}
+
+// ReleaseReplicas drops the replicas: entries of the folder's kustomizations that name a
+// deleted object, in the folder's current state; call it after the source document's
+// removal was applied.
+func (f *Folder) ReleaseReplicas(id layout.Identity) []layout.FileEdit {
+	obj, ok := f.objects[id]
+	if !ok {
+		return nil
+	}
+	var edits []layout.FileEdit
+	for p, k := range f.kusts {
+		if !k.writable || !f.reaches(obj.root, p) {
+			continue
+		}
+		if out, changed, err := dropReplicas(f.files[p], id.Name); err == nil && changed {
+			edits = append(edits, layout.FileEdit{Path: relTo(f.prefix, p), Content: out})
+		}
+	}
+	sort.Slice(edits, func(i, j int) bool { return edits[i].Path < edits[j].Path })
+	return edits
+}
+
+// reaches reports whether root reads file p.
+func (f *Folder) reaches(root, p string) bool {
+	for _, r := range f.reach[p] {
+		if r == root {
+			return true
+		}
+	}
+	return false
 }
 
 // dropReplicas removes the replicas: entries that name a deleted object: kustomize refuses

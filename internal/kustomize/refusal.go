@@ -31,11 +31,16 @@ type UnsupportedError struct {
 }
 
 func (e *UnsupportedError) Error() string {
-	msg := fmt.Sprintf("%s: kustomize feature %q is not supported", e.Path, e.Feature)
+	return e.Path + ": " + e.Reason()
+}
+
+// Reason says what is not supported and what to do, without the path.
+func (e *UnsupportedError) Reason() string {
+	msg := fmt.Sprintf("kustomize feature %q is not supported", e.Feature)
 	if e.Hint != "" {
 		msg += "; " + e.Hint
 	}
-	return msg
+	return msg + "; nothing is written until the kustomization is changed"
 }
 
 // RefusalError refuses one write: nothing of its batch is written.

@@ -21,6 +21,11 @@ type Index struct {
 	locations      map[Identity]Location
 	files          map[string][]Identity // object documents of each file, in order
 	kustomizations map[string]bool
+	// context are files kustomize reads that hold no objects of their own (patch files).
+	context map[string]bool
+	// roots, when set, are the kustomizations a new document is placed beside (the
+	// folder's render roots) instead of every kustomization file.
+	roots []string
 }
 
 // fileEntry is what one file contributes to the index.
@@ -32,11 +37,20 @@ type fileEntry struct {
 // BuildIndex indexes every file under the target folder. It refuses the folder
 // with an *UnsupportedContentError when a file cannot be understood.
 func BuildIndex(files []File) (*Index, error) {
+	return BuildIndexWithContext(files, nil)
+}
+
+// BuildIndexWithContext is BuildIndex for a kustomize folder: the context files (patch
+// files, relative to the folder) are kustomize input, not object documents.
+func BuildIndexWithContext(files []File, context []string) (*Index, error) {
 	sorted := make([]File, len(files))
 	copy(sorted, files)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
 
 	ix := &Index{}
+	for _, p := range context {
+		ix.MarkContext(p)
+	}
 	for _, f := range sorted {
 		if err := checkMode(f); err != nil {
 			return nil, err
@@ -55,10 +69,8 @@ func (ix *Index) Update(p string, content []byte) error {
 	if !validRelPath(p) {
 		return fmt.Errorf("index %q: not a clean relative path inside the folder", p)
 	}
-	if ix.locations == nil { // the zero Index is empty and usable
-		ix.locations, ix.files, ix.kustomizations = map[Identity]Location{}, map[string][]Identity{}, map[string]bool{}
-	}
-	if content == nil {
+	ix.init()
+	if content == nil || ix.context[p] {
 		ix.remove(p)
 		return nil
 	}
@@ -91,6 +103,27 @@ func (ix *Index) Update(p string, content []byte) error {
 	return nil
 }
 
+func (ix *Index) init() {
+	if ix.locations == nil { // the zero Index is empty and usable
+		ix.locations, ix.files, ix.kustomizations = map[Identity]Location{}, map[string][]Identity{}, map[string]bool{}
+		ix.context = map[string]bool{}
+	}
+}
+
+// MarkContext records a kustomize input file that holds no objects (a patch file): it is
+// not indexed, and an object document never goes into it.
+func (ix *Index) MarkContext(p string) {
+	ix.init()
+	ix.context[p] = true
+	ix.remove(p)
+}
+
+// SetRenderRoots names the kustomizations a new document is placed beside: the folder's
+// render roots, when the folder's kustomizations include one another.
+func (ix *Index) SetRenderRoots(roots []string) {
+	ix.roots = append([]string(nil), roots...)
+}
+
 // Lookup returns where the document of id lives.
 func (ix *Index) Lookup(id Identity) (Location, bool) {
 	loc, ok := ix.locations[id]
@@ -109,6 +142,14 @@ func (ix *Index) Identities() []Identity {
 
 // Len returns the number of indexed object documents.
 func (ix *Index) Len() int { return len(ix.locations) }
+
+// placementKustomizations are the kustomizations a new document may be placed beside.
+func (ix *Index) placementKustomizations() []string {
+	if ix.roots != nil {
+		return ix.roots
+	}
+	return ix.kustomizationPaths()
+}
 
 // kustomizationPaths returns the folder's kustomization files, sorted.
 func (ix *Index) kustomizationPaths() []string {

@@ -60,7 +60,7 @@ func choosePath(ix *Index, t TypeInfo, id Identity, sealed bool, p Placement) (p
 		}
 		return placeNew{path: out}, nil
 	}
-	if ks := ix.kustomizationPaths(); len(ks) == 1 {
+	if ks := ix.placementKustomizations(); len(ks) == 1 {
 		file := fileName(id.Name, "-"+strings.ToLower(id.Kind)+fileExt(sealed))
 		out := path.Join(path.Dir(ks[0]), file)
 		if err := checkPlacedPath(out); err != nil {

@@ -33,6 +33,26 @@ func Upsert(ix *Index, read ReadFile, t TypeInfo, doc []byte, p Placement) ([]Fi
 	return placeDocument(ix, read, t, d, p)
 }
 
+// Edit rewrites the existing document of id in place with doc, keeping comments and the
+// bytes of unchanged lines. Unlike Upsert it does not check the document against a type:
+// a document of a kustomization may leave its namespace to the build. It fails when the
+// folder holds no document of id.
+func Edit(ix *Index, read ReadFile, id Identity, doc []byte) ([]FileEdit, error) {
+	d, err := parseSingle(doc)
+	if err != nil {
+		return nil, fmt.Errorf("edit %s: %w", id, err)
+	}
+	if d.id != id {
+		return nil, fmt.Errorf("edit %s: the new document is %s", id, d.id)
+	}
+	loc, ok := ix.Lookup(id)
+	if !ok {
+		return nil, fmt.Errorf("edit %s: not in the folder: %w", id, ErrStaleIndex)
+	}
+	blockStyle(d.node)
+	return editInPlace(read, loc, d)
+}
+
 // checkType makes sure the type describes the document.
 func checkType(t TypeInfo, id Identity) error {
 	switch {

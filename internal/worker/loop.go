@@ -172,6 +172,8 @@ func (s *branchState) status() Status {
 		RemoteTip:    s.remoteTip,
 		PendingWrite: len(s.pending),
 		Refused:      map[string]string{},
+		Boundary:     map[string]string{},
+		Fidelity:     map[string]Fidelity{},
 		Retained:     map[string]int{},
 		Pushes:       s.pushes,
 		LastPush:     s.lastPush,
@@ -192,6 +194,10 @@ func (s *branchState) status() Status {
 		for _, n := range ts.retained {
 			st.Retained[name] += n
 		}
+		if ts.boundary != "" {
+			st.Boundary[name] = ts.boundary
+		}
+		st.Fidelity[name] = ts.fidelity.status()
 	}
 	return st
 }

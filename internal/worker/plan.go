@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
+	"github.com/gitops-reverser/gitops-reverser/internal/kustomize"
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
 )
 
@@ -58,6 +59,18 @@ type targetState struct {
 	refused error
 	// retained counts documents kept by suppressed sweeps, per scope.
 	retained map[Scope]int
+
+	// kust is the folder's kustomize view during one plan; nil when the folder holds no
+	// kustomization or no plan is being made. kustomized remembers that it has one.
+	kust       *kustomize.Folder
+	kustomized bool
+	// expect maps the objects the plan edited through the render to their live documents
+	// (nil: deleted), for the verification render.
+	expect map[layout.Identity][]byte
+	// boundary is the last refused write (WriteBoundaryRefused); "" once a write lands.
+	boundary string
+	// fidelity is RenderMatchesLive.
+	fidelity fidelityGate
 }
 
 // ensureIndex builds the target's index at the local tip when it has none.
@@ -73,12 +86,26 @@ func (s *branchState) ensureIndex(ts *targetState) error {
 	for i, f := range files {
 		lf[i] = layout.File{Path: f.Path, Content: f.Content, Mode: layoutMode(f.Mode)}
 	}
-	ix, err := layout.BuildIndex(lf)
+	kz, err := s.loadKustomize(ts, files)
+	if err != nil {
+		if _, unsupported := err.(*layout.UnsupportedContentError); unsupported {
+			ts.refused = err
+		}
+		return err
+	}
+	var context []string
+	if kz != nil {
+		context = kz.ContextFiles()
+	}
+	ix, err := layout.BuildIndexWithContext(lf, context)
 	if err != nil {
 		ts.refused = err
 		return err
 	}
-	ts.index, ts.refused = ix, nil
+	if kz != nil {
+		ix.SetRenderRoots(kz.Roots())
+	}
+	ts.index, ts.refused, ts.kust, ts.kustomized = ix, nil, kz, kz != nil
 	return nil
 }
 
@@ -104,10 +131,19 @@ func (s *branchState) applyAction(v *treeView, ts *targetState, a action) ([]lay
 	}
 	var edits []layout.FileEdit
 	var err error
-	if a.op == OpDelete {
+	handled := false
+	if ts.kust != nil {
+		edits, handled, err = s.planKustomize(v, ts, a)
+	}
+	switch {
+	case handled:
+	case a.op == OpDelete:
 		edits, err = layout.Delete(ts.index, v.read, a.id)
-	} else {
+	default:
 		edits, err = layout.Upsert(ts.index, v.read, a.typ, a.doc, ts.cfg.Placement)
+	}
+	if err == nil {
+		err = s.noteKustomizeEdits(ts, a, edits)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", a.op, a.id, err)
@@ -120,7 +156,9 @@ func (s *branchState) applyAction(v *treeView, ts *targetState, a action) ([]lay
 }
 
 // decide plans a batch once, on the local tip, and commits it. It returns nil when the
-// batch changes nothing: such a write is neither committed nor pushed (G3).
+// batch changes nothing: such a write is neither committed nor pushed (G3). A batch the
+// render refuses (K3, K4) or the fidelity gate holds back (K7) writes nothing and returns
+// the reason.
 func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, err error) {
 	ts := s.targets[b.target]
 	if ts == nil {
@@ -135,20 +173,34 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 		if err != nil {
 			ts.index = nil
 		}
+		ts.endPlan()
 	}()
 	if b.author.Name == "" {
 		// Without attribution the committer is the author, in the message as in the commit.
 		b.author = s.cfg.Committer
 	}
+	for _, snap := range b.snapshots {
+		ts.fidelity.rescope(snap.Scope)
+	}
 	v := newTreeView(s.repo, s.localTip, ts.prefix)
 	var actions []action
 	var lines []changeLine
+	var refusal error
 	decideOne := func(a action) {
+		if refusal != nil {
+			return
+		}
 		if a.op == OpUpsert {
-			a.doc = s.reduce(ctx, v, ts, a)
+			render := s.renderOf(v, ts, a.id)
+			ts.fidelity.measure(a.id, render, a.doc)
+			a.doc = s.reduce(ctx, ts, a, render)
 		}
 		edits, err := s.applyAction(v, ts, a)
 		if err != nil {
+			if refusalCode(err) != "object" {
+				refusal = err // the render refuses it: nothing of the batch is written
+				return
+			}
 			s.noteError(fmt.Errorf("GitTarget %s: %w", b.target, err))
 			s.cfg.Metrics.Refused("object")
 			return
@@ -174,6 +226,16 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 			decideOne(a)
 		}
 	}
+	if refusal == nil {
+		refusal = s.verifyKustomize(ts)
+	}
+	if err := s.refuseBatch(ts, b.target, refusal); err != nil {
+		return nil, err
+	}
+	if ts.fidelity.blocked() {
+		s.cfg.Metrics.Refused("render-does-not-match-live")
+		return nil, &writeRefusal{target: b.target, err: &blockedError{d: ts.fidelity.first()}}
+	}
 	if len(actions) == 0 {
 		if len(v.order) > 0 {
 			ts.index = nil
@@ -193,11 +255,23 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 		return nil, nil
 	}
 	pw.commit, pw.applied = commit, true
+	ts.boundary = ""
 	s.cfg.Metrics.Commit()
 	for _, a := range actions {
 		s.cfg.Metrics.DocumentWritten(a.operation())
 	}
 	return pw, nil
+}
+
+// refuseBatch turns the render's refusal of a batch into the batch's error, and records
+// it for the target's status. It returns nil when there is none.
+func (s *branchState) refuseBatch(ts *targetState, target string, refusal error) error {
+	if refusal == nil {
+		return nil
+	}
+	ts.boundary = refusal.Error()
+	s.cfg.Metrics.Refused(refusalCode(refusal))
+	return &writeRefusal{target: target, err: refusal}
 }
 
 // sweepActions turns a snapshot into upserts of every listed object and, where the prune
@@ -291,6 +365,7 @@ func (s *branchState) replay(pw *pendingWrite) (err error) {
 		if err != nil {
 			ts.index = nil
 		}
+		ts.endPlan()
 	}()
 	v := newTreeView(s.repo, s.localTip, ts.prefix)
 	for _, a := range pw.actions {
@@ -298,8 +373,14 @@ func (s *branchState) replay(pw *pendingWrite) (err error) {
 			continue
 		}
 		if _, err := s.applyAction(v, ts, a); err != nil {
+			if refusalCode(err) != "object" {
+				return s.refuseBatch(ts, pw.target, err)
+			}
 			s.noteError(fmt.Errorf("replay for %s: %w", pw.target, err))
 		}
+	}
+	if err := s.refuseBatch(ts, pw.target, s.verifyKustomize(ts)); err != nil {
+		return err
 	}
 	if err := s.bootstrap(v, ts); err != nil {
 		return err

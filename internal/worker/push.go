@@ -204,7 +204,9 @@ func (s *branchState) rebuildOn(tip string) error {
 	for _, pw := range s.pending {
 		if err := s.replay(pw); err != nil {
 			s.noteError(err)
-			if s.targets[pw.target] == nil {
+			var refused *writeRefusal
+			if s.targets[pw.target] == nil || errors.As(err, &refused) {
+				// Gone, or refused by the render on the new tip: it can never land.
 				answer(pw.waiters, SaveResult{Err: err})
 				continue
 			}
@@ -218,6 +220,10 @@ func (s *branchState) rebuildOn(tip string) error {
 // reindex updates a target's index for the changed repository paths below its folder.
 func (s *branchState) reindex(ts *targetState, tip string, changed []string) {
 	if ts.index == nil {
+		return
+	}
+	if ts.kustomized {
+		ts.index = nil // a base outside the folder may have changed too: load it all again
 		return
 	}
 	for _, p := range changed {

@@ -198,9 +198,14 @@ type Status struct {
 	PendingWrite int    // writes committed locally, not yet on the remote
 	LastError    string // last failure, credentials redacted; "" after a success
 	Refused      map[string]string
-	Retained     map[string]int // target -> documents kept by suppressed sweeps
-	Pushes       int            // successful pushes
-	LastPush     time.Time      // when the last push succeeded
+	// Boundary holds, per target, the last write the render refused (K3, K4, fan-in or a
+	// file outside the folder); it is cleared when a later write of the target lands.
+	Boundary map[string]string
+	// Fidelity is each target's RenderMatchesLive (K7).
+	Fidelity map[string]Fidelity
+	Retained map[string]int // target -> documents kept by suppressed sweeps
+	Pushes   int            // successful pushes
+	LastPush time.Time      // when the last push succeeded
 	// SigningPublicKey is the commit signing key in authorized_keys form, when signing.
 	SigningPublicKey string
 	// Failures counts consecutive failed fetches or pushes; RetryAt is the next attempt.

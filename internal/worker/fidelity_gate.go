@@ -1,0 +1,99 @@
+package worker
+
+import (
+	"bytes"
+	"sort"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/kustomize"
+	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+)
+
+// fidelityGate is RenderMatchesLive for one target (K7). Every rendered value holding a
+// ${...} token must equal the live value; one that does not means something outside the
+// folder substituted it (a Flux postBuild), and writing the live value back would replace
+// the folder's variable with one environment's value. A divergence blocks the target's
+// writes until a snapshot of its scope (a new epoch: a re-established watch or a changed
+// scope) measures the scope clean. Snapshots are always planned, so that the measurement
+// happens; what they would write is held back with everything else while blocked.
+type fidelityGate struct {
+	// measured is set once a snapshot was planned: before that the state is unknown.
+	measured bool
+	// divergent holds the objects measured divergent, by identity.
+	divergent map[layout.Identity]*kustomize.Divergence
+}
+
+// FidelityState is the RenderMatchesLive condition's status: "True", "False" or "Unknown".
+type FidelityState string
+
+// The states of RenderMatchesLive.
+const (
+	FidelityTrue    FidelityState = "True"
+	FidelityFalse   FidelityState = "False"
+	FidelityUnknown FidelityState = "Unknown"
+)
+
+// Fidelity is a target's RenderMatchesLive for status.
+type Fidelity struct {
+	State FidelityState
+	// Divergence names the first divergent object, field and token when False.
+	Divergence string
+}
+
+// rescope forgets the measurements of a scope a snapshot is about to measure again.
+func (g *fidelityGate) rescope(scope Scope) {
+	g.measured = true
+	for id := range g.divergent {
+		if scope.contains(id) {
+			delete(g.divergent, id)
+		}
+	}
+}
+
+// measure compares an object's render (its document in Git, or its kustomize render) with
+// its live document.
+func (g *fidelityGate) measure(id layout.Identity, render, live []byte) {
+	if render == nil || !bytes.Contains(render, []byte("${")) {
+		return
+	}
+	d, err := kustomize.RenderDivergence(id.String(), render, live)
+	if err != nil || d == nil {
+		return
+	}
+	if g.divergent == nil {
+		g.divergent = map[layout.Identity]*kustomize.Divergence{}
+	}
+	g.divergent[id] = d
+}
+
+// blocked reports whether the target's writes are held back.
+func (g *fidelityGate) blocked() bool { return len(g.divergent) > 0 }
+
+// first returns the first divergence, in identity order.
+func (g *fidelityGate) first() *kustomize.Divergence {
+	ids := make([]layout.Identity, 0, len(g.divergent))
+	for id := range g.divergent {
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i].String() < ids[j].String() })
+	return g.divergent[ids[0]]
+}
+
+func (g *fidelityGate) status() Fidelity {
+	switch {
+	case g.blocked():
+		return Fidelity{State: FidelityFalse, Divergence: g.first().String()}
+	case !g.measured:
+		return Fidelity{State: FidelityUnknown}
+	}
+	return Fidelity{State: FidelityTrue}
+}
+
+// blockedError is returned for a batch the gate held back.
+type blockedError struct{ d *kustomize.Divergence }
+
+func (e *blockedError) Error() string {
+	return "render does not match live: " + e.d.String() + "; writes to the target are held until a new snapshot measures it clean"
+}

@@ -1,0 +1,144 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
+	"github.com/gitops-reverser/gitops-reverser/internal/kustomize"
+	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+)
+
+// A target folder that holds a kustomization is written through its render (SPEC
+// section 9): each live object goes through kustomize.SourceForm, and the batch is
+// rendered again before it is committed. targetState.kust holds the folder's kustomize
+// view for one plan; it is loaded with the index and dropped after the plan.
+
+// repoFiles reads the repository at one commit for the kustomize package.
+type repoFiles struct {
+	repo   *gitrepo.Repo
+	commit string
+}
+
+func (r repoFiles) ReadFile(p string) ([]byte, bool, error) { return r.repo.ReadFile(r.commit, p) }
+
+// loadKustomize reads the folder's kustomizations at the local tip. A feature the writer
+// does not model refuses the folder as unsupported content (K5).
+func (s *branchState) loadKustomize(ts *targetState, files []gitrepo.File) (*kustomize.Folder, error) {
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.Path
+	}
+	kz, err := kustomize.Load(repoFiles{repo: s.repo, commit: s.localTip}, ts.prefix, paths)
+	var unsupported *kustomize.UnsupportedError
+	if errors.As(err, &unsupported) {
+		p := unsupported.Path
+		if rel, ok := relativeTo(ts.prefix, p); ok {
+			p = rel
+		}
+		return nil, &layout.UnsupportedContentError{Path: p, Reason: unsupported.Reason()}
+	}
+	return kz, err
+}
+
+// planKustomize decides an action on an object the folder's render produces. handled is
+// false when the layout decides it (an object the render does not produce).
+func (s *branchState) planKustomize(v *treeView, ts *targetState, a action) (edits []layout.FileEdit, handled bool, err error) {
+	if _, rendered := ts.kust.Lookup(a.id); !rendered {
+		return nil, false, nil
+	}
+	if a.op == OpDelete {
+		edits, err = s.deleteRendered(v, ts, a.id)
+		return edits, true, err
+	}
+	w, err := ts.kust.SourceForm(a.id, a.doc)
+	if err != nil {
+		return nil, true, err
+	}
+	edits = w.Edits
+	if w.Doc != nil {
+		docEdits, err := layout.Edit(ts.index, v.read, w.SourceID, w.Doc)
+		if err != nil {
+			return nil, true, err
+		}
+		edits = append(docEdits, edits...)
+	}
+	return edits, true, nil
+}
+
+// deleteRendered removes a rendered object: its source document when the folder holds it
+// (then the replicas: entries that named it), else a $patch: delete in its render root.
+func (s *branchState) deleteRendered(v *treeView, ts *targetState, id layout.Identity) ([]layout.FileEdit, error) {
+	w, err := ts.kust.Delete(id)
+	if err != nil || !w.Delete {
+		return w.Edits, err
+	}
+	edits, err := layout.Delete(ts.index, v.read, w.SourceID)
+	if err != nil {
+		return nil, err
+	}
+	if err := ts.kust.Apply(edits); err != nil {
+		return nil, err
+	}
+	return append(edits, ts.kust.ReleaseReplicas(id)...), nil
+}
+
+// noteKustomizeEdits keeps the folder's kustomize view and the index in step with an
+// action's edits, and records what the action expects the render to become.
+func (s *branchState) noteKustomizeEdits(ts *targetState, a action, edits []layout.FileEdit) error {
+	if ts.kust == nil || len(edits) == 0 {
+		return nil
+	}
+	if err := ts.kust.Apply(edits); err != nil {
+		return err
+	}
+	for _, p := range ts.kust.ContextFiles() {
+		ts.index.MarkContext(p)
+	}
+	if ts.expect == nil {
+		ts.expect = map[layout.Identity][]byte{}
+	}
+	if a.op == OpDelete {
+		ts.expect[a.id] = nil
+	} else {
+		ts.expect[a.id] = a.doc
+	}
+	return nil
+}
+
+// verifyKustomize renders the folder with the plan's edits (K3).
+func (s *branchState) verifyKustomize(ts *targetState) error {
+	if ts.kust == nil || len(ts.expect) == 0 {
+		return nil
+	}
+	return ts.kust.Verify(ts.expect)
+}
+
+// endPlan drops the plan's kustomize view; the next plan loads the folder again.
+func (ts *targetState) endPlan() {
+	ts.expect = nil
+	if ts.kust != nil {
+		ts.kust, ts.index = nil, nil
+	}
+}
+
+// writeRefusal is a batch the writer refused as a whole: nothing of it is written.
+type writeRefusal struct {
+	target string
+	err    error
+}
+
+func (e *writeRefusal) Error() string {
+	return fmt.Sprintf("GitTarget %s: nothing of the batch was written: %v", e.target, e.err)
+}
+
+func (e *writeRefusal) Unwrap() error { return e.err }
+
+// refusalCode is the metrics reason of a refused write.
+func refusalCode(err error) string {
+	var r *kustomize.RefusalError
+	if errors.As(err, &r) {
+		return r.Code
+	}
+	return "object"
+}
