@@ -23,6 +23,13 @@ func (c conditions) set(typ string, ok bool, reason, message string) {
 	})
 }
 
+// unknown sets a condition to Unknown: not measured yet.
+func (c conditions) unknown(typ, reason, message string) {
+	meta.SetStatusCondition(c.list, metav1.Condition{
+		Type: typ, Status: metav1.ConditionUnknown, Reason: reason, Message: message, ObservedGeneration: c.generation,
+	})
+}
+
 // ready sets Ready with its kstatus companions: Reconciling while the object works towards
 // ready, Stalled when it cannot get there without a change by a person.
 func (c conditions) ready(ok bool, reason, message string, stalled bool) {

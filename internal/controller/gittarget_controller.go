@@ -291,7 +291,14 @@ func (r *GitTargetReconciler) report(ctx context.Context, t *v1.GitTarget, w *wo
 		return &problem{condition: v1.ConditionGitPathAccepted, reason: v1.ReasonUnsupportedContent, stalled: true,
 			message: msg + "; nothing is written into the folder until it is fixed"}
 	}
+	if msg, refused := st.Boundary[name]; refused {
+		return &problem{condition: v1.ConditionGitPathAccepted, reason: v1.ReasonWriteBoundaryRefused,
+			message: msg + "; later changes are still written"}
+	}
 	conds.set(v1.ConditionGitPathAccepted, true, ReasonReady, fmt.Sprintf("folder %q of branch %q is the operator's to write", t.Spec.Path, t.Spec.Branch))
+	if prob := reportFidelity(conds, st.Fidelity[name]); prob != nil {
+		return prob
+	}
 	if prob := r.streamsProblem(name); prob != nil {
 		return prob
 	}
@@ -304,6 +311,21 @@ func (r *GitTargetReconciler) report(ctx context.Context, t *v1.GitTarget, w *wo
 		return &problem{condition: v1.ConditionReady, reason: ReasonWaitingForBranch, message: "the branch has not been fetched yet"}
 	}
 	conds.ready(true, ReasonReady, fmt.Sprintf("mirroring into %s on branch %s", t.Spec.Path, t.Spec.Branch), false)
+	return nil
+}
+
+// reportFidelity sets RenderMatchesLive (K7) and returns the problem while it is False:
+// the target's writes are held back then.
+func reportFidelity(conds conditions, f worker.Fidelity) *problem {
+	switch f.State {
+	case worker.FidelityFalse:
+		return &problem{condition: v1.ConditionRenderMatchesLive, reason: v1.ReasonRenderDoesNotMatchLive,
+			message: f.Divergence + ": something outside the folder (a Flux postBuild substitution?) sets it; nothing is written to the folder until a new snapshot (a restarted watch or a changed GitTarget or rule) measures every value clean"}
+	case worker.FidelityTrue:
+		conds.set(v1.ConditionRenderMatchesLive, true, ReasonRenderMatchesLive, "every rendered ${...} value equals the live value")
+	default:
+		conds.unknown(v1.ConditionRenderMatchesLive, ReasonRechecking, "waiting for the first snapshot of the target's objects to measure the render against")
+	}
 	return nil
 }
 

@@ -21,4 +21,6 @@ const (
 	ReasonAttributionOff      = "AttributionOff"
 	ReasonAttributed          = "Attributed"
 	ReasonWaitingForBranch    = "WaitingForBranch"
+	ReasonRenderMatchesLive   = "RenderMatchesLive"
+	ReasonRechecking          = "Rechecking"
 )

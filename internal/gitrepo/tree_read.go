@@ -146,7 +146,8 @@ func (r *Repo) ReadEntry(commit, file string) (File, bool, error) {
 		return File{}, false, err
 	}
 	entry, err := root.FindEntry(file)
-	if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+	// A path below a file ("a.yaml/b") finds a blob where a tree should be: not found.
+	if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, plumbing.ErrObjectNotFound) {
 		return File{}, false, nil
 	}
 	if err != nil {

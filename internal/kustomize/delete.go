@@ -2,8 +2,8 @@ package kustomize
 
 import (
 	"fmt"
-	"sort"
 	"path"
+	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"

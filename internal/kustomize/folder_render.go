@@ -84,3 +84,23 @@ func (f *Folder) object(id layout.Identity) (Object, bool) {
 	}
 	return Object{ID: id, Doc: doc, Root: relTo(f.prefix, r.root)}, true
 }
+
+// Identities returns the identities a sweep of the folder sees: every rendered object,
+// and every document of the folder the render does not produce (indexed lists the
+// folder's document identities as written, which the build may rename into another
+// namespace).
+func (f *Folder) Identities(indexed []layout.Identity) []layout.Identity {
+	sources := map[layout.Identity]bool{}
+	for _, obj := range f.objects {
+		if inFolder(f.prefix, obj.prov.source) {
+			sources[obj.prov.sourceID] = true
+		}
+	}
+	out := append([]layout.Identity(nil), f.order...)
+	for _, id := range indexed {
+		if _, rendered := f.objects[id]; !rendered && !sources[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}

@@ -287,7 +287,11 @@ func (s *branchState) sweepActions(ts *targetState, snap *Snapshot) []action {
 		actions = append(actions, action{op: OpUpsert, typ: snap.Type, id: obj.ID, doc: obj.Doc})
 	}
 	retained := 0
-	for _, id := range ts.index.Identities() {
+	known := ts.index.Identities()
+	if ts.kust != nil {
+		known = ts.kust.Identities(known)
+	}
+	for _, id := range known {
 		if !snap.Scope.contains(id) || listed[id] {
 			continue
 		}
@@ -368,11 +372,14 @@ func (s *branchState) replay(pw *pendingWrite) (err error) {
 		ts.endPlan()
 	}()
 	v := newTreeView(s.repo, s.localTip, ts.prefix)
+	changed := false
 	for _, a := range pw.actions {
 		if a.op == OpDelete && ((a.sweep && !ts.cfg.Prune.deletesOnSweep()) || !ts.cfg.Prune.deletesOnEvent()) {
 			continue
 		}
-		if _, err := s.applyAction(v, ts, a); err != nil {
+		edits, err := s.applyAction(v, ts, a)
+		changed = changed || len(edits) > 0
+		if err != nil {
 			if refusalCode(err) != "object" {
 				return s.refuseBatch(ts, pw.target, err)
 			}
@@ -381,6 +388,12 @@ func (s *branchState) replay(pw *pendingWrite) (err error) {
 	}
 	if err := s.refuseBatch(ts, pw.target, s.verifyKustomize(ts)); err != nil {
 		return err
+	}
+	if !changed {
+		// The new tip holds everything the write decided: nothing to commit, not even the
+		// bootstrap files a write would bring.
+		pw.applied = true
+		return nil
 	}
 	if err := s.bootstrap(v, ts); err != nil {
 		return err
