@@ -3,6 +3,7 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"path"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
 	"github.com/gitops-reverser/gitops-reverser/internal/kustomize"
@@ -141,4 +142,13 @@ func refusalCode(err error) string {
 		return r.Code
 	}
 	return "object"
+}
+
+// isKustomizationFile reports a path whose file kustomize reads as a kustomization.
+func isKustomizationFile(p string) bool {
+	switch path.Base(p) {
+	case "kustomization.yaml", "kustomization.yml", "Kustomization":
+		return true
+	}
+	return false
 }

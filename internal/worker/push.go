@@ -227,6 +227,12 @@ func (s *branchState) reindex(ts *targetState, tip string, changed []string) {
 		return
 	}
 	for _, p := range changed {
+		if isKustomizationFile(p) {
+			ts.index = nil // the folder became a kustomization: load it with its render
+			return
+		}
+	}
+	for _, p := range changed {
 		rel, ok := relativeTo(ts.prefix, p)
 		if !ok {
 			continue

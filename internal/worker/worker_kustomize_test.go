@@ -215,3 +215,26 @@ func TestDeletingAnInheritedObjectWritesAPatchDelete(t *testing.T) {
 		t.Fatal("the read-only base changed")
 	}
 }
+
+func TestAFolderThatBecomesAKustomizationIsWrittenThroughItsRender(t *testing.T) {
+	r := newRig(t)
+	r.submit(upsert("alice", "team-a", "other", "one"))
+	r.settled()
+	_, render := overlayRig(t) // the render of the overlay, from a rig of its own
+	if _, err := r.server.PushForeign(repoName, "main", testenv.ForeignChange{Files: overlayRepo}); err != nil {
+		t.Fatal(err)
+	}
+	commits := len(r.log())
+	// The worker plans on the tip it knows, finds the remote moved, and replays on the
+	// folder that is a kustomization now: the in-sync object needs no write.
+	r.submit(liveEvent(deploymentType, "api", render["api"]))
+	r.settled()
+	if got := len(r.log()); got != commits {
+		t.Fatalf("an in-sync object made %d commits after the folder became a kustomization: %v", got-commits, subjects(r.log()))
+	}
+	for p, want := range overlayRepo {
+		if got := r.file(p); got != want {
+			t.Fatalf("%s changed:\n%s", p, got)
+		}
+	}
+}
