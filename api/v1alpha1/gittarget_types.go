@@ -164,6 +164,7 @@ type GitTargetStatus struct {
 // +kubebuilder:printcolumn:name="Path",type=string,JSONPath=`.spec.path`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="RenderMatchesLive",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="RenderMatchesLive")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type GitTarget struct {
 	metav1.TypeMeta   `json:",inline"`
