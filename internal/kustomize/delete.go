@@ -15,6 +15,9 @@ import (
 // source document is removed when it lies in the folder; an object inherited from a base
 // outside the folder gets a `$patch: delete` patch file in its render root.
 func (f *Folder) Delete(id layout.Identity) (Write, error) {
+	if err := f.current(); err != nil {
+		return Write{}, err
+	}
 	obj, ok := f.objects[id]
 	if !ok {
 		return Write{}, fmt.Errorf("%s is not rendered by the folder", id)
@@ -40,7 +43,11 @@ func (f *Folder) Delete(id layout.Identity) (Write, error) {
 // before the root's own namespace: applies; that is tried, not modelled.
 func (f *Folder) deletePatch(obj *rendered, src source) (Write, error) {
 	dir := rootDir(obj.root)
-	file := path.Join(dir, "delete-"+strings.ToLower(obj.id.Kind)+"-"+obj.id.Name+".yaml")
+	name := "delete-" + strings.ToLower(obj.id.Kind) + "-" + obj.id.Name + ".yaml"
+	if obj.id.Namespace != "" {
+		name = "delete-" + strings.ToLower(obj.id.Kind) + "-" + obj.id.Namespace + "-" + obj.id.Name + ".yaml"
+	}
+	file := path.Join(dir, name)
 	kc, err := addPatchEntry(f.files[obj.root], path.Base(file), obj.id.Name)
 	if err != nil {
 		return Write{}, fmt.Errorf("%s: edit %s: %w", obj.id, obj.root, err)
@@ -132,7 +139,7 @@ func uniqueStrings(values ...string) []string {
 // deleted object, in the folder's current state; call it after the source document's
 // removal was applied.
 func (f *Folder) ReleaseReplicas(id layout.Identity) []layout.FileEdit {
-	obj, ok := f.objects[id]
+	obj, ok := f.objects[id] // as rendered before the removal that calls for it
 	if !ok {
 		return nil
 	}

@@ -71,6 +71,10 @@ func TestDeletingAnInheritedObjectWritesADeletePatch(t *testing.T) {
 			}
 			id := inNamespace(webID, ns)
 			keep := inNamespace(settingsID, ns)
+			patchFile := "delete-deployment-web.yaml"
+			if ns != "" {
+				patchFile = "delete-deployment-" + ns + "-web.yaml"
+			}
 			w, err := f.Delete(id)
 			if err != nil {
 				t.Fatalf("Delete: %v", err)
@@ -78,7 +82,7 @@ func TestDeletingAnInheritedObjectWritesADeletePatch(t *testing.T) {
 			if w.Delete || w.Doc != nil || w.Source != "" {
 				t.Errorf("Delete = %+v touches the base document", w)
 			}
-			patch := string(editOf(t, w.Edits, "delete-deployment-web.yaml"))
+			patch := string(editOf(t, w.Edits, patchFile))
 			for _, want := range []string{"$patch: delete", "apiVersion: apps/v1", "kind: Deployment", "name: web"} {
 				if !strings.Contains(patch, want) {
 					t.Errorf("the patch lacks %q:\n%s", want, patch)
@@ -88,7 +92,7 @@ func TestDeletingAnInheritedObjectWritesADeletePatch(t *testing.T) {
 			k := parseKust(t, kustContent)
 			listed := false
 			for _, p := range k.Patches {
-				listed = listed || p.Path == "delete-deployment-web.yaml"
+				listed = listed || p.Path == patchFile
 			}
 			if !listed {
 				t.Errorf("patches: %+v does not list the delete patch:\n%s", k.Patches, kustContent)

@@ -21,7 +21,7 @@ import (
 // then says where each value went; no transformer is modelled here.
 const (
 	dyeSourceKey  = "dye.gitops-reverser.io/source"
-	dyeImageHost  = "dye.gitops-reverser.invalid/"
+	dyeTagPrefix  = "dye-"
 	dyeReplicaMin = 700000000
 )
 
@@ -35,7 +35,7 @@ type entryRef struct {
 // dyeing is a dyed copy of the files and the meaning of each dye.
 type dyeing struct {
 	files    MapFiles
-	images   map[string]entryRef // dyed image name -> entry
+	images   map[string]entryRef // dyed image tag -> entry
 	replicas map[int64]entryRef  // dyed count -> entry
 }
 
@@ -134,11 +134,12 @@ func (d *dyeing) dyeEntries(p string, ki int, content []byte, next *int64) ([]by
 		if !ok {
 			continue
 		}
-		name := fmt.Sprintf("k%d-%d", ki, i)
-		m["newName"] = dyeImageHost + name
-		m["newTag"] = "dye"
+		// Only the tag is dyed: the name (and a newName) stay, so that a later entry that
+		// matches this image still matches it, as it does in the plain render.
+		tag := fmt.Sprintf("%sk%d-%d", dyeTagPrefix, ki, i)
+		m["newTag"] = tag
 		delete(m, "digest")
-		d.images[dyeImageHost+name] = entryRef{kust: p, field: "images", index: i}
+		d.images[tag] = entryRef{kust: p, field: "images", index: i}
 	}
 	replicas, _ := raw["replicas"].([]any)
 	for i, e := range replicas {
@@ -183,10 +184,11 @@ func (d *dyeing) read(doc map[string]any) provenance {
 	}
 	walkScalars(doc, nil, func(p fieldPath, v any) {
 		if len(p) > 0 && !p[len(p)-1].list && p[len(p)-1].key == "image" {
-			if s, ok := v.(string); ok && strings.HasPrefix(s, dyeImageHost) {
-				name := strings.TrimSuffix(s, ":dye")
-				if e, ok := d.images[name]; ok {
-					pv.images = append(pv.images, imageField{path: p, entry: e})
+			if s, ok := v.(string); ok {
+				if _, tag, _ := splitImage(s); strings.HasPrefix(tag, dyeTagPrefix) {
+					if e, ok := d.images[tag]; ok {
+						pv.images = append(pv.images, imageField{path: p, entry: e})
+					}
 				}
 			}
 		}

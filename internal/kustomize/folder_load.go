@@ -22,9 +22,15 @@ type Folder struct {
 	reach map[string][]string
 	// resourceFiles are the files listed under resources: (object documents).
 	resourceFiles map[string]bool
-	// objects are the rendered objects at Load, with their provenance.
+	// objects are the rendered objects of the current files, with their provenance;
+	// stale is set when Apply changed the files since they were rendered.
 	objects map[layout.Identity]*rendered
 	order   []layout.Identity
+	stale   bool
+	// baseline is the render at Load: what Verify compares the objects a batch did not
+	// edit with.
+	baseline      map[layout.Identity]map[string]any
+	baselineOrder []layout.Identity
 }
 
 // Load reads the kustomizations of the target folder prefix ("" for the repository root)
@@ -69,6 +75,10 @@ func Load(files Files, prefix string, folderPaths []string) (*Folder, error) {
 	}
 	if err := f.renderAll(); err != nil {
 		return nil, err
+	}
+	f.baseline, f.baselineOrder = map[layout.Identity]map[string]any{}, f.order
+	for id, obj := range f.objects {
+		f.baseline[id] = obj.doc
 	}
 	return f, nil
 }

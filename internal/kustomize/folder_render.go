@@ -54,6 +54,19 @@ func (f *Folder) renderAll() error {
 		}
 	}
 	f.recordSourceIDs()
+	f.stale = false
+	return nil
+}
+
+// current renders the folder again when Apply changed it, so that a second decision in
+// one batch compares with what the folder renders now.
+func (f *Folder) current() error {
+	if !f.stale {
+		return nil
+	}
+	if err := f.renderAll(); err != nil {
+		return refuse(CodeRenderRefused, f.Roots()[0], "", "the folder no longer builds with the batch's edits: %v", err)
+	}
 	return nil
 }
 
@@ -68,8 +81,12 @@ func (f *Folder) Objects() []Object {
 	return out
 }
 
-// Lookup returns the rendered object of a live identity, if the folder renders it.
+// Lookup returns the rendered object of a live identity, if the folder renders it, as the
+// folder is now (with the edits Apply laid over it).
 func (f *Folder) Lookup(id layout.Identity) (Object, bool) {
+	if f.current() != nil {
+		return Object{}, false
+	}
 	return f.object(id)
 }
 
@@ -90,6 +107,7 @@ func (f *Folder) object(id layout.Identity) (Object, bool) {
 // folder's document identities as written, which the build may rename into another
 // namespace).
 func (f *Folder) Identities(indexed []layout.Identity) []layout.Identity {
+	_ = f.current() // a folder that no longer builds keeps the identities it had
 	sources := map[layout.Identity]bool{}
 	for _, obj := range f.objects {
 		if inFolder(f.prefix, obj.prov.source) {

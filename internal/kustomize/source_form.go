@@ -32,6 +32,9 @@ func (w Write) Empty() bool { return w.Doc == nil && !w.Delete && len(w.Edits) =
 // difference goes to the images:/replicas: entry that supplies the field, or into the
 // source document. live should already be reduced against the render (S4).
 func (f *Folder) SourceForm(id layout.Identity, live []byte) (Write, error) {
+	if err := f.current(); err != nil {
+		return Write{}, err
+	}
 	obj, ok := f.objects[id]
 	if !ok {
 		return Write{}, fmt.Errorf("%s is not rendered by the folder", id)

@@ -11,6 +11,7 @@ import (
 // files, so that the next decisions and Verify see them.
 func (f *Folder) Apply(edits []layout.FileEdit) error {
 	for _, e := range edits {
+		f.stale = true
 		p := fullPath(f.prefix, e.Path)
 		if e.Content == nil {
 			delete(f.files, p)
@@ -23,9 +24,30 @@ func (f *Folder) Apply(edits []layout.FileEdit) error {
 				return err
 			}
 			f.kusts[p] = parsed
+			f.noteEntries(parsed)
 		}
 	}
 	return nil
+}
+
+// noteEntries records the resource files an edited kustomization lists now (a new object's
+// file), so that the dye marks them and writes reach them, like the ones Load found.
+func (f *Folder) noteEntries(k *kustomization) {
+	for _, entry := range k.resources {
+		target, ok := repoJoin(k.dir, entry)
+		if _, exists := f.files[target]; !ok || !exists || f.resourceFiles[target] {
+			continue
+		}
+		f.resourceFiles[target] = true
+		for _, root := range f.reach[k.path] {
+			f.addReach(target, root)
+		}
+	}
+	for _, patch := range k.patches {
+		for _, root := range f.reach[k.path] {
+			f.addReach(patch, root)
+		}
+	}
 }
 
 // Verify renders the folder again with the batch's edits applied (K3): every object in
@@ -54,7 +76,7 @@ func (f *Folder) Verify(expect map[layout.Identity][]byte) error {
 			return err
 		}
 	}
-	for _, id := range f.order {
+	for _, id := range f.baselineOrder {
 		if _, edited := expect[id]; edited {
 			continue
 		}
@@ -62,12 +84,12 @@ func (f *Folder) Verify(expect map[layout.Identity][]byte) error {
 		if !ok {
 			return refuse(CodeRenderRefused, id.String(), "", "the batch would remove it from the render, though it did not change")
 		}
-		if d := firstDifference(f.objects[id].doc, got, nil); d != "" {
+		if d := firstDifference(f.baseline[id], got, nil); d != "" {
 			return refuse(CodeRenderRefused, id.String(), d, "the batch would change it, though it did not change in the cluster")
 		}
 	}
 	for id := range after {
-		if _, known := f.objects[id]; !known {
+		if _, known := f.baseline[id]; !known {
 			if _, edited := expect[id]; !edited {
 				return refuse(CodeRenderRefused, id.String(), "", "the batch would add it to the render, though it is not in the cluster")
 			}

@@ -87,8 +87,11 @@ func (s *branchState) deleteRendered(v *treeView, ts *targetState, id layout.Ide
 // noteKustomizeEdits keeps the folder's kustomize view and the index in step with an
 // action's edits, and records what the action expects the render to become.
 func (s *branchState) noteKustomizeEdits(ts *targetState, a action, edits []layout.FileEdit) error {
-	if ts.kust == nil || len(edits) == 0 {
+	if ts.kust == nil {
 		return nil
+	}
+	if _, expected := ts.expect[a.id]; len(edits) == 0 && !expected {
+		return nil // nothing to write and nothing promised for it yet
 	}
 	if err := ts.kust.Apply(edits); err != nil {
 		return err

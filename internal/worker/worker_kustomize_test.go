@@ -204,11 +204,11 @@ func TestDeletingAnInheritedObjectWritesAPatchDelete(t *testing.T) {
 	r.submit(Event{Target: "team/live", Author: Author{Name: "alice"}, Op: OpDelete, Type: deploymentType,
 		ID: layout.Identity{Group: "apps", Kind: "Deployment", Namespace: "team-a", Name: "web"}})
 	r.settled()
-	patch := r.file("clusters/dev/delete-deployment-web.yaml")
+	patch := r.file("clusters/dev/delete-deployment-team-a-web.yaml")
 	if !strings.Contains(patch, "$patch: delete") {
 		t.Fatalf("the delete patch:\n%s", patch)
 	}
-	if k := r.file("clusters/dev/kustomization.yaml"); !strings.Contains(k, "patches:\n- path: delete-deployment-web.yaml\n") {
+	if k := r.file("clusters/dev/kustomization.yaml"); !strings.Contains(k, "patches:\n- path: delete-deployment-team-a-web.yaml\n") {
 		t.Fatalf("the patch is not listed:\n%s", k)
 	}
 	if got := r.file("base/web.yaml"); got != overlayRepo["base/web.yaml"] {
