@@ -118,10 +118,10 @@ func (s *branchState) tick(ctx context.Context, now time.Time) {
 	if len(s.pending) == 0 || now.Before(s.nextPushAt()) {
 		return
 	}
-	if s.hasUnapplied() {
+	if s.hasUnapplied() && !now.Before(s.recheckAt) {
 		s.retryUnapplied(ctx, now)
 		if now.Before(s.nextPushAt()) {
-			return // still unapplied: wait for the backoff
+			return // the fetch failed: wait for the backoff
 		}
 	}
 	s.push(ctx, now)
@@ -137,6 +137,9 @@ func (s *branchState) nextWake(now time.Time) time.Time {
 	}
 	if (len(s.closed) > 0 || !s.ready) && s.retryAt.Before(wake) {
 		wake = s.retryAt
+	}
+	if (s.parked() || s.hasUnapplied()) && s.recheckAt.Before(wake) {
+		wake = s.recheckAt
 	}
 	if len(s.pending) > 0 {
 		if at := s.nextPushAt(); at.Before(wake) {
@@ -180,6 +183,7 @@ func (s *branchState) status() Status {
 		Failures:     s.failures,
 		RetryAt:      s.retryAt,
 		NextPushAt:   s.nextPushAt(),
+		RecheckAt:    s.recheckAt,
 	}
 	if s.lastErr != nil {
 		st.LastError = s.lastErr.Error()

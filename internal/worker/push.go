@@ -38,14 +38,15 @@ func (s *branchState) remoteCtx(ctx context.Context) (context.Context, context.C
 
 // planClosed decides every closed batch, in order. Batches of a target whose folder is
 // refused are parked, not dropped: they are planned once a fetch finds the folder fixed.
+// A refused folder is looked at again on its own schedule (recheckAt); it is not a failure
+// of the branch, and the other targets' batches are planned and pushed meanwhile.
 func (s *branchState) planClosed(ctx context.Context, now time.Time) {
 	if len(s.closed) == 0 || !s.ensureReady(ctx, now) {
 		return
 	}
-	if s.parked() {
-		if now.Before(s.retryAt) || !s.fetchAndReplay(ctx, now) {
-			return
-		}
+	recheck := !now.Before(s.recheckAt)
+	if s.parked() && recheck && !s.fetchAndReplay(ctx, now) {
+		return
 	}
 	var parked []*batch
 	var refusal error
@@ -55,12 +56,18 @@ func (s *branchState) planClosed(ctx context.Context, now time.Time) {
 			parked = append(parked, b)
 			continue
 		}
-		if s.targets[b.target] == nil {
+		ts := s.targets[b.target]
+		if ts == nil {
 			s.awaitTarget(b)
 			continue
 		}
+		if ts.refused != nil && !recheck {
+			parked = append(parked, b)
+			parkedTarget[b.target] = true
+			continue
+		}
 		pw, err := s.decide(ctx, b)
-		if ts := s.targets[b.target]; err != nil && ts != nil && ts.refused != nil {
+		if err != nil && ts.refused != nil {
 			s.cfg.Metrics.Refused("folder")
 			parked, refusal = append(parked, b), err
 			parkedTarget[b.target] = true
@@ -79,7 +86,9 @@ func (s *branchState) planClosed(ctx context.Context, now time.Time) {
 	}
 	s.closed = parked
 	if refusal != nil {
-		s.backoff(now, refusal)
+		s.scheduleRecheck(now, refusal)
+	} else if !s.parked() && !s.hasUnapplied() {
+		s.rechecks = 0
 	}
 }
 
@@ -185,7 +194,7 @@ func (s *branchState) hasUnapplied() bool {
 // the folder is fixed.
 func (s *branchState) retryUnapplied(ctx context.Context, now time.Time) {
 	if s.fetchAndReplay(ctx, now) && s.hasUnapplied() {
-		s.backoff(now, fmt.Errorf("pending writes wait for a refused folder to be fixed"))
+		s.scheduleRecheck(now, fmt.Errorf("pending writes wait for a refused folder to be fixed"))
 	}
 }
 

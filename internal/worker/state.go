@@ -44,6 +44,11 @@ type branchState struct {
 	failures int
 	lastErr  error
 	pushes   int
+	// recheckAt is when a refused folder is looked at again (parked batches, unapplied
+	// writes); rechecks counts the looks. A refused folder is not a failure of the branch:
+	// it delays nothing but its own target's writes.
+	recheckAt time.Time
+	rechecks  int
 
 	// branchLabel names the branch in metrics (normalized URL, no credentials).
 	branchLabel string
@@ -69,6 +74,18 @@ func (s *branchState) backoff(now time.Time, err error) {
 	}
 	s.retryAt = now.Add(delay)
 	s.noteError(err)
+}
+
+// scheduleRecheck sets when a refused folder is looked at again: exponential from RetryMin
+// to RetryMax, as for failures, so that a refused folder never becomes a busy loop.
+func (s *branchState) scheduleRecheck(now time.Time, err error) {
+	s.rechecks++
+	delay := s.cfg.RetryMin << min(s.rechecks-1, 20)
+	if delay > s.cfg.RetryMax || delay <= 0 {
+		delay = s.cfg.RetryMax
+	}
+	s.recheckAt = now.Add(delay)
+	s.cfg.Log.Info("a refused folder holds writes back; looking again later", "branch", s.cfg.Branch, "at", s.recheckAt, "reason", err.Error())
 }
 
 func (s *branchState) recovered() {

@@ -213,4 +213,6 @@ type Status struct {
 	RetryAt  time.Time
 	// NextPushAt is the earliest time pending writes may be pushed (cooldown, backoff).
 	NextPushAt time.Time
+	// RecheckAt is when a refused folder's held writes are looked at again.
+	RecheckAt time.Time
 }

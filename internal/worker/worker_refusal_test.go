@@ -32,8 +32,11 @@ func TestRefusedFolderParksChangesUntilItIsFixed(t *testing.T) {
 	if !strings.Contains(st.Refused["team/live"], "junk.bin") {
 		t.Fatalf("refusal = %q, want it to name the file", st.Refused["team/live"])
 	}
-	if !st.RetryAt.After(time.Now().Add(-time.Second)) || st.Failures == 0 {
-		t.Fatalf("a refused folder is retried without backoff: %+v", st)
+	if !st.RecheckAt.After(time.Now().Add(-time.Second)) {
+		t.Fatalf("a refused folder is looked at again without backoff: %+v", st)
+	}
+	if st.Failures != 0 {
+		t.Fatalf("a refused folder counts as a failure of the branch: %+v", st)
 	}
 	if r.hasFile(cmPath("team-a", "waiting")) {
 		t.Fatal("a document was written into a refused folder")
@@ -46,6 +49,47 @@ func TestRefusedFolderParksChangesUntilItIsFixed(t *testing.T) {
 	st = r.settled()
 	if len(st.Refused) != 0 {
 		t.Fatalf("still refused after the fix: %v", st.Refused)
+	}
+}
+
+// A refused folder holds back its own target's writes only: another target of the branch
+// keeps being written and pushed.
+func TestARefusedFolderDoesNotHoldBackTheOtherTargetsOfItsBranch(t *testing.T) {
+	g := testenv.NewGitServer(t)
+	if err := g.CreateRepo(repoName); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.PushForeign(repoName, "main", testenv.ForeignChange{Files: map[string]string{
+		"clusters/dev/junk.bin": "\x00\x01binary",
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	r := startRig(t, g, g.ServeHTTP(t, testenv.HTTPAuth{Username: "bot", Password: "bot-password"}))
+	r.setTarget(TargetConfig{Name: "team/other", Path: "clusters/prod", Prune: PruneOnEvent})
+	r.submit(upsert("alice", "team-a", "waiting", "1"))
+	r.waitFor("the folder to be refused", func() bool {
+		st, err := r.worker.Status(r.ctx())
+		return err == nil && st.Refused["team/live"] != ""
+	})
+	for i := 0; i < 3; i++ { // each lands while the refused folder waits
+		ev := upsert("bob", "team-b", "flowing", string(rune('1'+i)))
+		ev.Target = "team/other"
+		r.submit(ev)
+		want := "key: " + string(rune('1'+i))
+		r.waitFor("the other target's write to be pushed", func() bool {
+			return r.hasFile("clusters/prod/team-b/core/configmaps/flowing.yaml") &&
+				strings.Contains(r.file("clusters/prod/team-b/core/configmaps/flowing.yaml"), want)
+		})
+	}
+	st, err := r.worker.Status(r.ctx())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Failures != 0 || st.LastError != "" && !strings.Contains(st.LastError, "junk.bin") {
+		t.Fatalf("the other target sees a failure of the branch: %+v", st)
+	}
+	if r.hasFile(cmPath("team-a", "waiting")) {
+		t.Fatal("a document was written into the refused folder")
 	}
 }
 
