@@ -40,7 +40,7 @@ func (e *UnsupportedError) Reason() string {
 	if e.Hint != "" {
 		msg += "; " + e.Hint
 	}
-	return msg + "; nothing is written until the kustomization is changed"
+	return msg
 }
 
 // RefusalError refuses one write: nothing of its batch is written.
