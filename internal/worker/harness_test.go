@@ -66,6 +66,20 @@ func newRig(t *testing.T, opts ...rigOption) *rig {
 	return startRig(t, g, front, opts...)
 }
 
+// rigOn starts a rig on a branch that already holds files: the worker's first fetch sees
+// them, so its first plan is made on them.
+func rigOn(t *testing.T, files map[string]string, opts ...rigOption) *rig {
+	t.Helper()
+	g := testenv.NewGitServer(t)
+	if err := g.CreateRepo(repoName); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.PushForeign(repoName, "main", testenv.ForeignChange{Files: files}); err != nil {
+		t.Fatal(err)
+	}
+	return startRig(t, g, g.ServeHTTP(t, testenv.HTTPAuth{Username: "bot", Password: "bot-password"}), opts...)
+}
+
 func startRig(t *testing.T, g *testenv.GitServer, front *testenv.HTTPFrontend, opts ...rigOption) *rig {
 	t.Helper()
 	logs := &syncBuffer{}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/gitops-reverser/gitops-reverser/internal/kustomize"
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
-	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
 
 // Each write the render cannot place is refused as a whole: no commit, no byte changed,
@@ -63,14 +62,7 @@ func TestAWriteTheRenderCannotPlaceIsRefusedAndWritesNothing(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			g := testenv.NewGitServer(t)
-			if err := g.CreateRepo(repoName); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := g.PushForeign(repoName, "main", testenv.ForeignChange{Files: c.files}); err != nil {
-				t.Fatal(err)
-			}
-			r := startRig(t, g, g.ServeHTTP(t, testenv.HTTPAuth{Username: "bot", Password: "bot-password"}))
+			r := rigOn(t, c.files)
 			render := renderOf(t, c.files, c.object)
 			r.submit(liveEvent(c.typ, c.object, []byte(c.edit(render))))
 			var st Status
@@ -123,14 +115,7 @@ func TestAKustomizationWithAnUnsupportedFeatureRefusesTheFolder(t *testing.T) {
 		"clusters/dev/kustomization.yaml": "resources:\n- settings.yaml\nnamePrefix: dev-\n",
 		"clusters/dev/settings.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: team-a\ndata:\n  color: blue\n",
 	}
-	g := testenv.NewGitServer(t)
-	if err := g.CreateRepo(repoName); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.PushForeign(repoName, "main", testenv.ForeignChange{Files: files}); err != nil {
-		t.Fatal(err)
-	}
-	r := startRig(t, g, g.ServeHTTP(t, testenv.HTTPAuth{Username: "bot", Password: "bot-password"}))
+	r := rigOn(t, files)
 	r.submit(upsert("alice", "team-a", "other", "one"))
 	var st Status
 	r.waitFor("the refusal", func() bool {

@@ -77,14 +77,7 @@ var deploymentType = layout.TypeInfo{Group: "apps", Version: "v1", Resource: "de
 // overlayRig pushes the overlay and returns the rig and the folder's render.
 func overlayRig(t *testing.T) (*rig, map[string][]byte) {
 	t.Helper()
-	g := testenv.NewGitServer(t)
-	if err := g.CreateRepo(repoName); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.PushForeign(repoName, "main", testenv.ForeignChange{Files: overlayRepo}); err != nil {
-		t.Fatal(err)
-	}
-	r := startRig(t, g, g.ServeHTTP(t, testenv.HTTPAuth{Username: "bot", Password: "bot-password"}))
+	r := rigOn(t, overlayRepo)
 	files := kustomize.MapFiles{}
 	for p, c := range overlayRepo {
 		files[p] = []byte(c)

@@ -12,16 +12,9 @@ import (
 // wait (with backoff, not a busy loop) and land once someone fixes the folder in Git.
 func TestRefusedFolderParksChangesUntilItIsFixed(t *testing.T) {
 	// The junk is there before the worker's first fetch, so the change is planned on it.
-	g := testenv.NewGitServer(t)
-	if err := g.CreateRepo(repoName); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.PushForeign(repoName, "main", testenv.ForeignChange{Files: map[string]string{
+	r := rigOn(t, map[string]string{
 		"clusters/dev/junk.bin": "\x00\x01binary",
-	}}); err != nil {
-		t.Fatal(err)
-	}
-	r := startRig(t, g, g.ServeHTTP(t, testenv.HTTPAuth{Username: "bot", Password: "bot-password"}))
+	})
 	r.submit(upsert("alice", "team-a", "waiting", "1"))
 	var st Status
 	r.waitFor("the folder to be refused", func() bool {
@@ -55,16 +48,9 @@ func TestRefusedFolderParksChangesUntilItIsFixed(t *testing.T) {
 // A refused folder holds back its own target's writes only: another target of the branch
 // keeps being written and pushed.
 func TestARefusedFolderDoesNotHoldBackTheOtherTargetsOfItsBranch(t *testing.T) {
-	g := testenv.NewGitServer(t)
-	if err := g.CreateRepo(repoName); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.PushForeign(repoName, "main", testenv.ForeignChange{Files: map[string]string{
+	r := rigOn(t, map[string]string{
 		"clusters/dev/junk.bin": "\x00\x01binary",
-	}}); err != nil {
-		t.Fatal(err)
-	}
-	r := startRig(t, g, g.ServeHTTP(t, testenv.HTTPAuth{Username: "bot", Password: "bot-password"}))
+	})
 	r.setTarget(TargetConfig{Name: "team/other", Path: "clusters/prod", Prune: PruneOnEvent})
 	r.submit(upsert("alice", "team-a", "waiting", "1"))
 	r.waitFor("the folder to be refused", func() bool {
