@@ -118,59 +118,42 @@ func TestAnInSyncOverlayWritesNothing(t *testing.T) {
 	}
 }
 
-func TestAnImageChangeEditsTheOverlaysImagesEntry(t *testing.T) {
-	r, render := overlayRig(t)
-	live := strings.Replace(string(render["api"]), "busybox:1.36", "busybox:1.37@sha256:0123", 1)
-	r.submit(liveEvent(deploymentType, "api", []byte(live)))
-	r.settled()
-	k := r.file("clusters/dev/kustomization.yaml")
-	if !strings.Contains(k, "- name: busybox # the api image\n  newTag: \"1.37\"\n  digest: sha256:0123\n") {
-		t.Fatalf("the images entry was not edited in place:\n%s", k)
+// Each live change lands in the one place that produces the field, and nothing else of the
+// folder changes by a byte.
+func TestALiveChangeLandsWhereTheRenderTakesIt(t *testing.T) {
+	cases := []struct {
+		name, object, from, to string
+		// file is the one file that changes, by replacing was with is.
+		file, was, is string
+	}{
+		{name: "an image goes to the overlay's images entry, tag and digest together",
+			object: "api", from: "busybox:1.36", to: "busybox:1.37@sha256:0123",
+			file: "clusters/dev/kustomization.yaml", was: "  newTag: \"1.36\"\n", is: "  newTag: \"1.37\"\n  digest: sha256:0123\n"},
+		{name: "an image of the read-only base gets an overlay images entry",
+			object: "web", from: "nginx:1.0", to: "nginx:1.1",
+			file: "clusters/dev/kustomization.yaml", was: "  newTag: \"1.36\"\n", is: "  newTag: \"1.36\"\n- name: nginx\n  newTag: \"1.1\"\n"},
+		{name: "a replica count goes to the replicas entry",
+			object: "api", from: "replicas: 2", to: "replicas: 5",
+			file: "clusters/dev/kustomization.yaml", was: "  count: 2\n", is: "  count: 5\n"},
+		{name: "an unmanaged field is written through with its comments",
+			object: "api", from: "value: slow", to: "value: fast",
+			file: "clusters/dev/api.yaml", was: "value: slow", is: "value: fast"},
 	}
-	if got := r.file("clusters/dev/api.yaml"); got != overlayRepo["clusters/dev/api.yaml"] {
-		t.Fatalf("the source document changed too:\n%s", got)
-	}
-}
-
-func TestABaseImageChangeAddsAnOverlayEntry(t *testing.T) {
-	r, render := overlayRig(t)
-	live := strings.Replace(string(render["web"]), "nginx:1.0", "nginx:1.1", 1)
-	r.submit(liveEvent(deploymentType, "web", []byte(live)))
-	r.settled()
-	k := r.file("clusters/dev/kustomization.yaml")
-	if !strings.Contains(k, "- name: nginx\n  newTag: \"1.1\"\n") {
-		t.Fatalf("no overlay images entry for the base's image:\n%s", k)
-	}
-	if got := r.file("base/web.yaml"); got != overlayRepo["base/web.yaml"] {
-		t.Fatalf("the read-only base changed:\n%s", got)
-	}
-}
-
-func TestAReplicaChangeEditsTheReplicasEntry(t *testing.T) {
-	r, render := overlayRig(t)
-	live := strings.Replace(string(render["api"]), "replicas: 2", "replicas: 5", 1)
-	r.submit(liveEvent(deploymentType, "api", []byte(live)))
-	r.settled()
-	k := r.file("clusters/dev/kustomization.yaml")
-	if !strings.Contains(k, "- name: api\n  count: 5\n") {
-		t.Fatalf("the replicas entry was not edited:\n%s", k)
-	}
-	if got := r.file("clusters/dev/api.yaml"); got != overlayRepo["clusters/dev/api.yaml"] {
-		t.Fatalf("the source document changed too:\n%s", got)
-	}
-}
-
-func TestAnUnmanagedFieldIsWrittenThroughWithItsComments(t *testing.T) {
-	r, render := overlayRig(t)
-	live := strings.Replace(string(render["api"]), "value: slow", "value: fast", 1)
-	r.submit(liveEvent(deploymentType, "api", []byte(live)))
-	r.settled()
-	want := strings.Replace(overlayRepo["clusters/dev/api.yaml"], "value: slow", "value: fast", 1)
-	if got := r.file("clusters/dev/api.yaml"); got != want {
-		t.Fatalf("api.yaml:\n%s\nwant:\n%s", got, want)
-	}
-	if got := r.file("clusters/dev/kustomization.yaml"); got != overlayRepo["clusters/dev/kustomization.yaml"] {
-		t.Fatalf("the kustomization changed too:\n%s", got)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, render := overlayRig(t)
+			r.submit(liveEvent(deploymentType, c.object, []byte(strings.Replace(string(render[c.object]), c.from, c.to, 1))))
+			r.settled()
+			for p, was := range overlayRepo {
+				want := was
+				if p == c.file {
+					want = strings.Replace(was, c.was, c.is, 1)
+				}
+				if got := r.file(p); got != want {
+					t.Fatalf("%s:\n%s\nwant:\n%s", p, got, want)
+				}
+			}
+		})
 	}
 }
 
