@@ -214,3 +214,38 @@ func TestAFolderThatBecomesAKustomizationIsWrittenThroughItsRender(t *testing.T)
 		}
 	}
 }
+
+func TestANewObjectBecomesAFileListedUnderTheRootsResources(t *testing.T) {
+	r, _ := overlayRig(t)
+	fresh := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fresh\n  namespace: team-a\n" +
+		"  labels:\n    env: dev\n    owner: platform\n  annotations:\n    team: a\ndata:\n  size: small\n"
+	r.submit(liveEvent(configMapType, "fresh", []byte(fresh)))
+	st := r.settled()
+	if st.Boundary["team/live"] != "" {
+		t.Fatalf("the new object was refused: %s", st.Boundary["team/live"])
+	}
+	if got := r.file("clusters/dev/fresh-configmap.yaml"); !strings.Contains(got, "size: small") {
+		t.Fatalf("the new file:\n%s", got)
+	}
+	want := strings.Replace(overlayRepo["clusters/dev/kustomization.yaml"], "- settings.yaml\n", "- settings.yaml\n- fresh-configmap.yaml\n", 1)
+	if got := r.file("clusters/dev/kustomization.yaml"); got != want {
+		t.Fatalf("kustomization.yaml:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestANewObjectTheBuildWouldChangeIsRefused(t *testing.T) {
+	r, _ := overlayRig(t)
+	// Without the overlay's labels the render of the new file would not equal live.
+	r.submit(liveEvent(configMapType, "bare", configMap("team-a", "bare", "x")))
+	var st Status
+	r.waitFor("the refusal", func() bool {
+		st = r.settled()
+		return st.Boundary["team/live"] != ""
+	})
+	if msg := st.Boundary["team/live"]; !strings.Contains(msg, "kustomize-render-refused") || !strings.Contains(msg, "metadata") {
+		t.Fatalf("the refusal %q does not name the code and field", msg)
+	}
+	if r.hasFile("clusters/dev/bare-configmap.yaml") {
+		t.Fatal("a refused new object was written")
+	}
+}
