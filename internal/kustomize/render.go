@@ -18,8 +18,14 @@ type renderedDoc struct {
 	doc map[string]any
 }
 
-// renderRoot builds one root from files, in memory: no plugins, no exec, no network.
-func renderRoot(files MapFiles, root string) ([]renderedDoc, error) {
+// renderRoot builds one root from files, in memory: no plugins, no exec, no network. A
+// panic of the library on strange input is an error of the render, never of the operator.
+func renderRoot(files MapFiles, root string) (out []renderedDoc, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("kustomize failed on this input: %v", r)
+		}
+	}()
 	fs := filesys.MakeFsInMemory()
 	for p, content := range files {
 		if err := fs.WriteFile("/"+p, content); err != nil {
@@ -34,7 +40,6 @@ func renderRoot(files MapFiles, root string) ([]renderedDoc, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []renderedDoc
 	for _, r := range m.Resources() {
 		y, err := r.AsYAML()
 		if err != nil {
