@@ -249,3 +249,19 @@ func TestANewObjectTheBuildWouldChangeIsRefused(t *testing.T) {
 		t.Fatal("a refused new object was written")
 	}
 }
+
+func TestADocumentNoRenderListsIsWrittenAsAPlainDocument(t *testing.T) {
+	files := map[string]string{"clusters/dev/extra/notes.yaml": "# kept by hand\n" + string(configMap("team-a", "notes", "one"))}
+	for p, c := range overlayRepo {
+		files[p] = c
+	}
+	r := rigOn(t, files)
+	r.submit(upsert("alice", "team-a", "notes", "two"))
+	st := r.settled()
+	if st.Boundary["team/live"] != "" {
+		t.Fatalf("a document outside the render was refused: %s", st.Boundary["team/live"])
+	}
+	if got, want := r.file("clusters/dev/extra/notes.yaml"), strings.Replace(files["clusters/dev/extra/notes.yaml"], "key: one", "key: two", 1); got != want {
+		t.Fatalf("notes.yaml:\n%s\nwant:\n%s", got, want)
+	}
+}
