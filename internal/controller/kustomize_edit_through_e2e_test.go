@@ -3,31 +3,20 @@
 package controller_test
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
-	"github.com/gitops-reverser/gitops-reverser/internal/controller"
-	"github.com/gitops-reverser/gitops-reverser/internal/kustomize"
 	"github.com/gitops-reverser/gitops-reverser/internal/sandbox/servers"
-	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
 
 // Issue 9 through the whole operator: a target folder that is a kustomize overlay of a
@@ -113,27 +102,15 @@ func deploymentsRule() v1.ResourceRule {
 
 func TestAKustomizeOverlayIsWrittenInSourceForm(t *testing.T) {
 	ns := newNamespace(t, nil)
-	r := newRepo(t)
 	const folder = "clusters/dev"
-	pushed := editThroughRepo(ns)
-	tip := kzPush(t, r, pushed, "the shop's dev overlay")
-	applied := kzApplyRender(t, pushed, folder)
+	r, tip, applied := kzPushAndApply(t, editThroughRepo(ns), folder, "the shop's dev overlay")
 	if len(applied) != 2 {
 		t.Fatalf("the overlay renders %d objects, want 2 (web, api)", len(applied))
 	}
 	kzAssertBuildMatchesLive(t, r, folder, ns) // the starting point: the CLI agrees with the library
 
-	startOperator(t, cp.Config, t.TempDir())
-	providerWithSecret(t, ns, "origin", r)
-	gt := target(ns, "dev", "origin", folder, v1.PruneOnEvent)
-	create(t, gt)
-	create(t, watchRule(ns, "deploys", "dev", deploymentsRule()))
-	targetReady(t, gt)
-	waitCondition(t, gt, kzConds(gt), v1.ConditionRenderMatchesLive, metav1.ConditionTrue, "")
-	// The start, an in-sync folder, committed nothing.
-	if sha := kzNothingPending(t, gt, "start"); sha != tip {
-		t.Fatalf("after the start the branch is at %s, want the pushed %s: %q", sha, tip, subjects(r.log()))
-	}
+	// The start, an in-sync folder, commits nothing.
+	gt := kzStartInSync(t, r, ns, "dev", folder, tip, deploymentsRule())
 
 	kustomization := folder + "/kustomization.yaml"
 	files := kzSnapshotFiles(t, r)
@@ -202,70 +179,7 @@ func TestAKustomizeOverlayIsWrittenInSourceForm(t *testing.T) {
 	}
 	kzAssertBuildMatchesLive(t, r, folder, ns)
 	t.Logf("the overlay after four edits:\n%s", k)
-
-	for _, typ := range []string{v1.ConditionReady, v1.ConditionGitPathAccepted, v1.ConditionRenderMatchesLive} {
-		if c := condition(t, gt, kzConds(gt), typ); c == nil || c.Status != metav1.ConditionTrue {
-			t.Errorf("GitTarget condition %s is %+v", typ, c)
-		}
-	}
-}
-
-// kzConds lists a GitTarget's conditions for condition and waitCondition.
-func kzConds(gt *v1.GitTarget) func() []metav1.Condition {
-	return func() []metav1.Condition { return gt.Status.Conditions }
-}
-
-// kzPush pushes files as a user of the Git host would and returns the new tip.
-func kzPush(t *testing.T, r *repo, files map[string]string, message string) string {
-	t.Helper()
-	tip, err := r.server.PushForeign(r.name, "main", testenv.ForeignChange{Files: files, Message: message})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tip
-}
-
-// kzApplyRender renders folder with the operator's own kustomize package and creates
-// every object it renders, as an applier would.
-func kzApplyRender(t *testing.T, repoFiles map[string]string, folder string) []*unstructured.Unstructured {
-	t.Helper()
-	files := kustomize.MapFiles{}
-	var inFolder []string
-	for p, content := range repoFiles {
-		files[p] = []byte(content)
-		if rel, ok := strings.CutPrefix(p, folder+"/"); ok {
-			inFolder = append(inFolder, rel)
-		}
-	}
-	sort.Strings(inFolder)
-	f, err := kustomize.Load(files, folder, inFolder)
-	if err != nil || f == nil {
-		t.Fatalf("render %s: %v (folder %v)", folder, err, f)
-	}
-	var out []*unstructured.Unstructured
-	for _, o := range f.Objects() {
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(o.Doc, &u.Object); err != nil {
-			t.Fatalf("%s: %v", o.ID, err)
-		}
-		create(t, u)
-		out = append(out, u)
-	}
-	return out
-}
-
-// kzGit runs git in the server's bare repository.
-func kzGit(t *testing.T, r *repo, args ...string) string {
-	t.Helper()
-	dir, err := r.server.RepoDir(r.name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := servers.GitOutput(servers.GitCommand("", nil, append([]string{"--git-dir", dir}, args...)...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	kzAssertMirroring(t, gt)
 }
 
 // kzCheckout clones branch main of the repository into a new folder.
@@ -286,29 +200,11 @@ func kzCheckout(t *testing.T, r *repo) string {
 // "Kind/name".
 func kzBuild(t *testing.T, dir, folder string) map[string]*unstructured.Unstructured {
 	t.Helper()
-	cmd := exec.Command(testenv.KustomizeCLI(t), "build", filepath.Join(dir, filepath.FromSlash(folder)))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("kustomize build %s: %v\n%s", folder, err, stderr.String())
-	}
 	out := map[string]*unstructured.Unstructured{}
-	dec := utilyaml.NewYAMLOrJSONDecoder(&stdout, 4096)
-	for {
-		var obj map[string]any
-		err := dec.Decode(&obj)
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatalf("kustomize build %s: output: %v", folder, err)
-		}
-		if obj == nil {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: obj}
+	for _, u := range kzKustomizeBuild(t, filepath.Join(dir, filepath.FromSlash(folder))) {
 		out[u.GetKind()+"/"+u.GetName()] = u
 	}
+	return out
 }
 
 // kzAssertBuildMatchesLive builds the branch's folder with the kustomize CLI and compares
@@ -369,78 +265,6 @@ func envString(env []corev1.EnvVar) string {
 		parts[i] = e.Name + "=" + e.Value
 	}
 	return strings.Join(parts, ",")
-}
-
-// kzUpdateDeployment changes a live Deployment through the API.
-func kzUpdateDeployment(t *testing.T, ns, name string, change func(*appsv1.Deployment)) {
-	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var d appsv1.Deployment
-		if err := cp.Client.Get(ctxOf(t), keyOf(ns, name), &d); err != nil {
-			return err
-		}
-		change(&d)
-		return cp.Client.Update(ctxOf(t), &d)
-	})
-	if err != nil {
-		t.Fatalf("update Deployment %s: %v", name, err)
-	}
-}
-
-// kzSnapshotFiles reads every file of branch main.
-func kzSnapshotFiles(t *testing.T, r *repo) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	for _, f := range r.files() {
-		b, err := r.server.ReadFile(r.name, "main", f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[f] = string(b)
-	}
-	return out
-}
-
-var probes int
-
-// kzNothingPending asks, with a CommitRequest, that the target's open window be committed,
-// expects nothing to be waiting, and returns the branch tip the answer names.
-func kzNothingPending(t *testing.T, gt *v1.GitTarget, what string) string {
-	t.Helper()
-	probes++
-	req := &v1.CommitRequest{ObjectMeta: metav1.ObjectMeta{Namespace: gt.Namespace, Name: fmt.Sprintf("probe-%d", probes)},
-		Spec: v1.CommitRequestSpec{TargetRef: v1.LocalObjectReference{Name: gt.Name}, Message: "probe after " + what}}
-	create(t, req)
-	cond := waitCondition(t, req, func() []metav1.Condition { return req.Status.Conditions }, v1.ConditionPushed, metav1.ConditionTrue, "")
-	if cond.Reason != controller.ReasonNothingPending {
-		t.Errorf("after %s a CommitRequest found work waiting: %s (%s)", what, cond.Reason, cond.Message)
-	}
-	return req.Status.SHA
-}
-
-// kzOneCommitChanging checks that exactly one commit followed from, that nothing waits
-// after it, and that it changed exactly the file changed (every other file keeps its bytes,
-// none is added or removed). It returns the new tip.
-func kzOneCommitChanging(t *testing.T, r *repo, gt *v1.GitTarget, what, from string, before map[string]string, changed string) string {
-	t.Helper()
-	tip := kzNothingPending(t, gt, what)
-	log := r.log()
-	if len(log) < 2 || log[0].SHA != tip || log[1].SHA != from {
-		t.Fatalf("after the %s change the history is %q (tip %s), want one commit on %s", what, subjects(log), tip, from)
-	}
-	if names := strings.Fields(kzGit(t, r, "diff", "--name-only", from, tip)); len(names) != 1 || names[0] != changed {
-		t.Errorf("the %s commit changed %q, want only %s", what, names, changed)
-	}
-	after := kzSnapshotFiles(t, r)
-	for p, content := range before {
-		if p != changed && after[p] != content {
-			t.Errorf("the %s commit changed %s:\n%s", what, p, after[p])
-		}
-	}
-	if len(after) != len(before) {
-		t.Errorf("the %s commit added or removed files: %d files, was %d", what, len(after), len(before))
-	}
-	return tip
 }
 
 // kzAssertChangedOnlyWithin checks that every line the change touched, before and after,

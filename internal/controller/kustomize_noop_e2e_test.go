@@ -3,17 +3,13 @@
 package controller_test
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,12 +17,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
-	"github.com/gitops-reverser/gitops-reverser/internal/controller"
-	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
 
 // kustomizeCorpus is the layout corpus of package kustomize: each folder is the root of a
@@ -96,34 +88,13 @@ func readKustomizeCorpus(t *testing.T) []corpusEntry {
 // renderWithCLI builds the layout's target folder with the real kustomize CLI.
 func renderWithCLI(t *testing.T, c corpusEntry) []*unstructured.Unstructured {
 	t.Helper()
-	cmd := exec.Command(testenv.KustomizeCLI(t), "build", filepath.Join(c.dir, filepath.FromSlash(c.target)))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("kustomize build %s/%s: %v\n%s", c.name, c.target, err, stderr.String())
-	}
-	r := utilyaml.NewYAMLReader(bufio.NewReader(&stdout))
-	var out []*unstructured.Unstructured
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(bytes.TrimSpace(doc)) == 0 {
-			continue
-		}
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
-			t.Fatal(err)
-		}
+	out := kzKustomizeBuild(t, filepath.Join(c.dir, filepath.FromSlash(c.target)))
+	for _, u := range out {
 		if u.GetNamespace() != c.namespace {
 			t.Fatalf("%s renders %s %s into namespace %q, want %q", c.name, u.GetKind(), u.GetName(), u.GetNamespace(), c.namespace)
 		}
-		out = append(out, u)
 	}
+	return out
 }
 
 // corpusResources maps the kinds the corpus uses to the group and resource a rule names.
@@ -150,19 +121,9 @@ func rulesFor(t *testing.T, objects []*unstructured.Unstructured) []v1.ResourceR
 		}
 		byGroup[gr[0]][gr[1]] = true
 	}
-	groups := make([]string, 0, len(byGroup))
-	for g := range byGroup {
-		groups = append(groups, g)
-	}
-	sort.Strings(groups)
 	var rules []v1.ResourceRule
-	for _, g := range groups {
-		var resources []string
-		for r := range byGroup[g] {
-			resources = append(resources, r)
-		}
-		sort.Strings(resources)
-		rules = append(rules, v1.ResourceRule{APIGroups: []string{g}, Resources: resources})
+	for _, g := range slices.Sorted(maps.Keys(byGroup)) {
+		rules = append(rules, v1.ResourceRule{APIGroups: []string{g}, Resources: slices.Sorted(maps.Keys(byGroup[g]))})
 	}
 	return rules
 }
@@ -180,10 +141,7 @@ func TestAnInSyncKustomizeFolderMakesNoCommit(t *testing.T) {
 			pushed[c.top()+"/"+p] = content
 		}
 	}
-	tip, err := r.server.PushForeign(r.name, "main", testenv.ForeignChange{Files: pushed, Message: "the kustomize corpus"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tip := kzPush(t, r, pushed, "the kustomize corpus")
 
 	// The cluster holds what every folder renders.
 	objects := 0
@@ -223,19 +181,13 @@ func TestAnInSyncKustomizeFolderMakesNoCommit(t *testing.T) {
 	// the live objects of its start (RenderMatchesLive is set from the worker's epoch).
 	for _, gt := range targets {
 		targetReady(t, gt)
-		waitCondition(t, gt, func() []metav1.Condition { return gt.Status.Conditions }, v1.ConditionRenderMatchesLive, metav1.ConditionTrue, "")
+		waitCondition(t, gt, kzConds(gt), v1.ConditionRenderMatchesLive, metav1.ConditionTrue, "")
 	}
 	// Nothing waits to be committed for any target: a CommitRequest, which waits for a
 	// target's closed but unpublished writes, finds none and names the pushed tip.
 	for i, c := range corpus {
-		gt := targets[i]
-		req := &v1.CommitRequest{ObjectMeta: metav1.ObjectMeta{Namespace: c.namespace, Name: "probe"},
-			Spec: v1.CommitRequestSpec{TargetRef: v1.LocalObjectReference{Name: gt.Name}, Message: "probe"}}
-		create(t, req)
-		cond := waitCondition(t, req, func() []metav1.Condition { return req.Status.Conditions }, v1.ConditionPushed, metav1.ConditionTrue, "")
-		if cond.Reason != controller.ReasonNothingPending || req.Status.SHA != tip {
-			t.Errorf("%s: a CommitRequest found work for an in-sync folder: %s (%s), sha %s, pushed tip %s",
-				c.name, cond.Reason, cond.Message, req.Status.SHA, tip)
+		if sha := kzNothingPending(t, targets[i], "the start of "+c.name); sha != tip {
+			t.Errorf("%s: the CommitRequest names sha %s, pushed tip %s", c.name, sha, tip)
 		}
 	}
 	// And the branch stays put for a few commit windows (the provider's is 500 ms).
@@ -253,33 +205,10 @@ func TestAnInSyncKustomizeFolderMakesNoCommit(t *testing.T) {
 			lines = append(lines, fmt.Sprintf("%s %s", cm.SHA[:12], cm.Subject))
 		}
 		t.Errorf("the branch has %d commits, want only the pushed %s:\n%s", len(log), tip[:12], strings.Join(lines, "\n"))
-		for p, want := range pushed {
-			if got := r.file(p); got != want {
-				t.Errorf("%s changed:\n%s", p, got)
-			}
-		}
 	}
-	files := r.files()
-	for _, f := range files {
-		if _, ok := pushed[f]; !ok {
-			t.Errorf("a file was added: %s\n%s", f, r.file(f))
-		}
-	}
-	if len(files) != len(pushed) {
-		t.Errorf("%d files on the branch, %d pushed", len(files), len(pushed))
-	}
-	for p, want := range pushed {
-		if got, err := r.server.ReadFile(r.name, "main", p); err != nil || string(got) != want {
-			t.Errorf("%s is not byte-identical (%v)", p, err)
-		}
-	}
+	kzAssertFilesAre(t, r, pushed)
 	// A refused folder would make no commit either: every target still mirrors.
-	for i, gt := range targets {
-		for _, typ := range []string{v1.ConditionReady, v1.ConditionGitPathAccepted, v1.ConditionRenderMatchesLive} {
-			cond := condition(t, gt, func() []metav1.Condition { return gt.Status.Conditions }, typ)
-			if cond == nil || cond.Status != metav1.ConditionTrue {
-				t.Errorf("%s: GitTarget %s/%s condition %s is %+v", corpus[i].name, gt.Namespace, gt.Name, typ, cond)
-			}
-		}
+	for _, gt := range targets {
+		kzAssertMirroring(t, gt)
 	}
 }

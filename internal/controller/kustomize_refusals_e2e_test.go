@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
@@ -47,13 +46,10 @@ func TestUnsupportedKustomizeFeaturesRefuseTheirFolder(t *testing.T) {
 	// holds it, so each target has something to write and must refuse to.
 	create(t, configMap(ns, "cm", map[string]string{"color": "blue"}))
 
-	startOperator(t, cp.Config, t.TempDir())
-	providerWithSecret(t, ns, "origin", r)
+	kzStartOperator(t, ns, r)
 	targets := make([]*v1.GitTarget, len(cases))
 	for i, c := range cases {
-		targets[i] = target(ns, c.slug, "origin", "refused/"+c.slug, v1.PruneOnEvent)
-		create(t, targets[i])
-		create(t, watchRule(ns, c.slug, c.slug, configMapsRule()))
+		targets[i] = kzTarget(t, ns, c.slug, "refused/"+c.slug, configMapsRule())
 	}
 	for i, c := range cases {
 		gt := targets[i]
@@ -86,16 +82,11 @@ func TestARefusedKustomizeFolderDoesNotStopItsBranch(t *testing.T) {
 	tip := kzPush(t, r, pushed, "a folder the writer cannot edit")
 	create(t, configMap(ns, "cm", map[string]string{"color": "blue"}))
 
-	startOperator(t, cp.Config, t.TempDir())
-	providerWithSecret(t, ns, "origin", r)
-	refused := target(ns, "refused", "origin", "refused", v1.PruneOnEvent)
-	create(t, refused)
-	create(t, watchRule(ns, "refused", "refused", configMapsRule()))
+	kzStartOperator(t, ns, r)
+	refused := kzTarget(t, ns, "refused", "refused", configMapsRule())
 	waitCondition(t, refused, kzConds(refused), v1.ConditionGitPathAccepted, metav1.ConditionFalse, v1.ReasonUnsupportedContent)
 
-	plain := target(ns, "plain", "origin", "plain", v1.PruneOnEvent)
-	create(t, plain)
-	create(t, watchRule(ns, "plain", "plain", configMapsRule()))
+	plain := kzTarget(t, ns, "plain", "plain", configMapsRule())
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
@@ -146,22 +137,10 @@ labels:
 // batch is refused, nothing is written, and later changes are still written.
 func TestAnEditOfALabelTheOverlaySetsIsRefused(t *testing.T) {
 	ns := newNamespace(t, nil)
-	r := newRepo(t)
 	const folder = "apps/dev"
 	pushed := refusalRepo(ns)
-	tip := kzPush(t, r, pushed, "the dev overlay")
-	kzApplyRender(t, pushed, folder)
-
-	startOperator(t, cp.Config, t.TempDir())
-	providerWithSecret(t, ns, "origin", r)
-	gt := target(ns, "dev", "origin", folder, v1.PruneOnEvent)
-	create(t, gt)
-	create(t, watchRule(ns, "cms", "dev", configMapsRule()))
-	targetReady(t, gt)
-	waitCondition(t, gt, kzConds(gt), v1.ConditionRenderMatchesLive, metav1.ConditionTrue, "")
-	if sha := kzNothingPending(t, gt, "start"); sha != tip {
-		t.Fatalf("after the start the branch is at %s, want the pushed %s: %q", sha, tip, subjects(r.log()))
-	}
+	r, tip, _ := kzPushAndApply(t, pushed, folder, "the dev overlay")
+	gt := kzStartInSync(t, r, ns, "dev", folder, tip, configMapsRule())
 
 	kzUpdateConfigMap(t, ns, "settings", func(c *corev1.ConfigMap) { c.Labels["env"] = "prod" })
 	cond := waitCondition(t, gt, kzConds(gt), v1.ConditionGitPathAccepted, metav1.ConditionFalse, v1.ReasonWriteBoundaryRefused)
@@ -202,41 +181,4 @@ func TestAnEditOfALabelTheOverlaySetsIsRefused(t *testing.T) {
 		t.Errorf("settings.yaml:\n%s\nwant:\n%s", got, want)
 	}
 	targetReady(t, gt)
-}
-
-func kzUpdateConfigMap(t *testing.T, ns, name string, change func(*corev1.ConfigMap)) {
-	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var c corev1.ConfigMap
-		if err := cp.Client.Get(ctxOf(t), keyOf(ns, name), &c); err != nil {
-			return err
-		}
-		if c.Labels == nil {
-			c.Labels = map[string]string{}
-		}
-		if c.Data == nil {
-			c.Data = map[string]string{}
-		}
-		change(&c)
-		return cp.Client.Update(ctxOf(t), &c)
-	})
-	if err != nil {
-		t.Fatalf("update ConfigMap %s: %v", name, err)
-	}
-}
-
-// kzAssertFilesAre checks that branch main holds exactly files, byte for byte.
-func kzAssertFilesAre(t *testing.T, r *repo, files map[string]string) {
-	t.Helper()
-	got := kzSnapshotFiles(t, r)
-	for p, want := range files {
-		if got[p] != want {
-			t.Errorf("%s is not byte-identical:\n%s", p, got[p])
-		}
-	}
-	for p := range got {
-		if _, ok := files[p]; !ok {
-			t.Errorf("a file was added: %s\n%s", p, got[p])
-		}
-	}
 }

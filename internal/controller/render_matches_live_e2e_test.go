@@ -8,9 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	"sigs.k8s.io/yaml"
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
 )
@@ -81,11 +79,8 @@ func holdsWrites(t *testing.T, ns, folder string, pushed map[string]string, appl
 	tip := kzPush(t, r, pushed, "a folder with a substitution variable")
 	apply()
 
-	startOperator(t, cp.Config, t.TempDir())
-	providerWithSecret(t, ns, "origin", r)
-	gt := target(ns, "live", "origin", folder, v1.PruneOnEvent)
-	create(t, gt)
-	create(t, watchRule(ns, "cms", "live", configMapsRule()))
+	kzStartOperator(t, ns, r)
+	gt := kzTarget(t, ns, "live", folder, configMapsRule())
 	cond := waitCondition(t, gt, kzConds(gt), v1.ConditionRenderMatchesLive, metav1.ConditionFalse, v1.ReasonRenderDoesNotMatchLive)
 	t.Logf("RenderMatchesLive: %s", cond.Message)
 	for _, want := range []string{"${GREETING}", "data.message", ns + "/greeting"} {
@@ -139,17 +134,7 @@ data:
 	pushed := map[string]string{"scripts/README.md": "# scripts\n", path: doc}
 	tip := kzPush(t, r, pushed, "a script with a literal ${HOME}")
 	kzApplyDocs(t, doc)
-
-	startOperator(t, cp.Config, t.TempDir())
-	providerWithSecret(t, ns, "origin", r)
-	gt := target(ns, "scripts", "origin", "scripts", v1.PruneOnEvent)
-	create(t, gt)
-	create(t, watchRule(ns, "cms", "scripts", configMapsRule()))
-	targetReady(t, gt)
-	waitCondition(t, gt, kzConds(gt), v1.ConditionRenderMatchesLive, metav1.ConditionTrue, "")
-	if sha := kzNothingPending(t, gt, "start"); sha != tip {
-		t.Fatalf("after the start the branch is at %s, want the pushed %s: %q", sha, tip, subjects(r.log()))
-	}
+	gt := kzStartInSync(t, r, ns, "scripts", "scripts", tip, configMapsRule())
 
 	files := kzSnapshotFiles(t, r)
 	kzUpdateConfigMap(t, ns, "tools", func(c *corev1.ConfigMap) { c.Data["color"] = "green" })
@@ -160,18 +145,6 @@ data:
 	}
 	waitCondition(t, gt, kzConds(gt), v1.ConditionRenderMatchesLive, metav1.ConditionTrue, "")
 	targetReady(t, gt)
-}
-
-// kzApplyDocs creates the objects of YAML documents.
-func kzApplyDocs(t *testing.T, docs ...string) {
-	t.Helper()
-	for _, d := range docs {
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal([]byte(d), &u.Object); err != nil {
-			t.Fatalf("%v\n%s", err, d)
-		}
-		create(t, u)
-	}
 }
 
 // kzRefusals reads gitops_reverser_refusals_total of a reason from the registry the

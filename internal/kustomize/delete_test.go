@@ -8,40 +8,19 @@ import (
 )
 
 func TestDeletingALocalObjectRemovesItsSourceDocument(t *testing.T) {
-	repo := map[string]string{
-		"app/kustomization.yaml": "namespace: prod\nresources:\n- all.yaml\n",
-		"app/all.yaml":           webDeployment + "---\n" + settingsConfigMap,
-	}
-	f := loadFolder(t, repo, "app")
+	f := loadWithFile(t, "app", "namespace: prod\nresources:\n- all.yaml\n", "all.yaml", webDeployment+"---\n"+settingsConfigMap)
 	id := inNamespace(settingsID, "prod")
-	w, err := f.Delete(id)
-	if err != nil {
-		t.Fatalf("Delete: %v", err)
-	}
+	w := deleteAndApply(t, f, id)
 	if !w.Delete || w.Source != "all.yaml" || w.SourceID != settingsID || w.Doc != nil || len(w.Edits) != 0 {
 		t.Fatalf("Delete = %+v, want the document %v of all.yaml removed and nothing else", w, settingsID)
 	}
-	if err := f.Apply(writeEdits(t, repo, "app", w)); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Verify(map[layout.Identity][]byte{id: nil}); err != nil {
-		t.Fatalf("Verify: %v", err)
-	}
+	wantVerifies(t, f, id, nil)
 }
 
 func TestDeletingALocalObjectReleasesItsReplicasEntry(t *testing.T) {
-	repo := map[string]string{
-		"app/kustomization.yaml": "resources:\n- all.yaml\nreplicas:\n- name: web\n  count: 3\n- name: api\n  count: 2\n",
-		"app/all.yaml":           webDeployment + "---\n" + deploymentNamed("api", "nginx:1.24"),
-	}
-	f := loadFolder(t, repo, "app")
-	w, err := f.Delete(webID)
-	if err != nil {
-		t.Fatalf("Delete: %v", err)
-	}
-	if err := f.Apply(writeEdits(t, repo, "app", w)); err != nil {
-		t.Fatal(err)
-	}
+	f := loadWithFile(t, "app", "resources:\n- all.yaml\nreplicas:\n- name: web\n  count: 3\n- name: api\n  count: 2\n",
+		"all.yaml", webDeployment+"---\n"+deploymentNamed("api", "nginx:1.24"))
+	deleteAndApply(t, f, webID)
 	released := f.ReleaseReplicas(webID)
 	k := parseKust(t, editOf(t, released, "kustomization.yaml"))
 	if len(k.Replicas) != 1 || k.Replicas[0].Name != "api" {
@@ -50,9 +29,7 @@ func TestDeletingALocalObjectReleasesItsReplicasEntry(t *testing.T) {
 	if err := f.Apply(released); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Verify(map[layout.Identity][]byte{webID: nil}); err != nil {
-		t.Fatalf("Verify: %v", err)
-	}
+	wantVerifies(t, f, webID, nil)
 }
 
 func TestDeletingAnInheritedObjectWritesADeletePatch(t *testing.T) {
@@ -75,10 +52,7 @@ func TestDeletingAnInheritedObjectWritesADeletePatch(t *testing.T) {
 			if ns != "" {
 				patchFile = "delete-deployment-" + ns + "-web.yaml"
 			}
-			w, err := f.Delete(id)
-			if err != nil {
-				t.Fatalf("Delete: %v", err)
-			}
+			w := deleteAndApply(t, f, id)
 			if w.Delete || w.Doc != nil || w.Source != "" {
 				t.Errorf("Delete = %+v touches the base document", w)
 			}
@@ -100,12 +74,7 @@ func TestDeletingAnInheritedObjectWritesADeletePatch(t *testing.T) {
 			if strings.Contains(overlay, "color.yaml") && len(k.Patches) != 2 {
 				t.Errorf("patches: %+v, want the existing patch kept", k.Patches)
 			}
-			if err := f.Apply(w.Edits); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Verify(map[layout.Identity][]byte{id: nil}); err != nil {
-				t.Fatalf("Verify: %v", err)
-			}
+			wantVerifies(t, f, id, nil)
 			docs, err := renderRoot(f.files, "overlays/prod/kustomization.yaml")
 			if err != nil {
 				t.Fatalf("render after the delete: %v", err)
@@ -120,20 +89,12 @@ func TestDeletingAnInheritedObjectWritesADeletePatch(t *testing.T) {
 func TestDeletingAnInheritedObjectDropsTheOverlaysReplicasEntryForIt(t *testing.T) {
 	repo := overlayRepo("resources:\n- ../../base\nreplicas:\n- name: web\n  count: 3\n")
 	f := loadFolder(t, repo, "overlays/prod")
-	w, err := f.Delete(webID)
-	if err != nil {
-		t.Fatalf("Delete: %v", err)
-	}
+	w := deleteAndApply(t, f, webID)
 	k := parseKust(t, editOf(t, w.Edits, "kustomization.yaml"))
 	if len(k.Replicas) != 0 {
 		t.Errorf("replicas: %+v still names the deleted object", k.Replicas)
 	}
-	if err := f.Apply(w.Edits); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Verify(map[layout.Identity][]byte{webID: nil}); err != nil {
-		t.Fatalf("Verify: %v", err)
-	}
+	wantVerifies(t, f, webID, nil)
 }
 
 func TestDeletingAnObjectOfABaseTwoOverlaysReadIsRefusedAsFanIn(t *testing.T) {
@@ -159,16 +120,8 @@ func TestDeletingAnInheritedObjectTheOverlayAlsoPatchesRemovesIt(t *testing.T) {
 	repo := overlayRepo("resources:\n- ../../base\npatches:\n- path: sidecar.yaml\n")
 	repo["overlays/prod/sidecar.yaml"] = sidecarPatch
 	f := loadFolder(t, repo, "overlays/prod")
-	w, err := f.Delete(webID)
-	if err != nil {
-		t.Fatalf("Delete: %v", err)
-	}
-	if err := f.Apply(w.Edits); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Verify(map[layout.Identity][]byte{webID: nil}); err != nil {
-		t.Fatalf("Verify: %v", err)
-	}
+	deleteAndApply(t, f, webID)
+	wantVerifies(t, f, webID, nil)
 }
 
 func TestDeletingAnInheritedObjectWhoseBaseSetsAnotherNamespaceRemovesIt(t *testing.T) {
@@ -176,16 +129,8 @@ func TestDeletingAnInheritedObjectWhoseBaseSetsAnotherNamespaceRemovesIt(t *test
 	repo["base/deployment.yaml"] = strings.Replace(webDeployment, "  name: web\n", "  name: web\n  namespace: base-ns\n", 1)
 	f := loadFolder(t, repo, "overlays/prod")
 	id := inNamespace(webID, "prod")
-	w, err := f.Delete(id)
-	if err != nil {
-		t.Fatalf("Delete: %v", err)
-	}
-	if err := f.Apply(w.Edits); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Verify(map[layout.Identity][]byte{id: nil}); err != nil {
-		t.Fatalf("Verify: %v", err)
-	}
+	deleteAndApply(t, f, id)
+	wantVerifies(t, f, id, nil)
 }
 
 func TestDeletingTwoInheritedObjectsOfOneKindAndNameInOneBatchRemovesBoth(t *testing.T) {
@@ -195,13 +140,7 @@ func TestDeletingTwoInheritedObjectsOfOneKindAndNameInOneBatchRemovesBoth(t *tes
 	f := loadFolder(t, repo, "overlays/prod")
 	a, b := inNamespace(settingsID, "a"), inNamespace(settingsID, "b")
 	for _, id := range []layout.Identity{a, b} {
-		w, err := f.Delete(id)
-		if err != nil {
-			t.Fatalf("Delete(%s): %v", id, err)
-		}
-		if err := f.Apply(w.Edits); err != nil {
-			t.Fatal(err)
-		}
+		deleteAndApply(t, f, id)
 	}
 	if err := f.Verify(map[layout.Identity][]byte{a: nil, b: nil}); err != nil {
 		t.Fatalf("Verify: %v", err)

@@ -79,45 +79,38 @@ func TestASubstitutedTokenIsADivergenceNamingTheTokenAndTheField(t *testing.T) {
 	}
 }
 
-func TestALiteralTokenTheLiveObjectAlsoHoldsIsNoDivergence(t *testing.T) {
-	d, err := RenderDivergence("settings", []byte(tokenConfigMap), []byte(tokenConfigMap))
-	if err != nil || d != nil {
-		t.Fatalf("RenderDivergence = %+v, %v; want none", d, err)
+// wantNoDivergence checks that RenderDivergence finds none between render and live; why
+// says what the test shows.
+func wantNoDivergence(t *testing.T, render, live []byte, why string) {
+	t.Helper()
+	if d, err := RenderDivergence("settings", render, live); err != nil || d != nil {
+		t.Fatalf("RenderDivergence = %+v, %v; want none: %s", d, err, why)
 	}
+}
+
+func TestALiteralTokenTheLiveObjectAlsoHoldsIsNoDivergence(t *testing.T) {
+	wantNoDivergence(t, []byte(tokenConfigMap), []byte(tokenConfigMap), "live holds the token as well")
 }
 
 func TestADollarParenIsNotAToken(t *testing.T) {
 	render := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  shell: $(HOSTNAME)\n  env: $HOME\n"
 	live := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  shell: web-0\n  env: /root\n"
-	d, err := RenderDivergence("settings", []byte(render), []byte(live))
-	if err != nil || d != nil {
-		t.Fatalf("RenderDivergence = %+v, %v; want none", d, err)
-	}
+	wantNoDivergence(t, []byte(render), []byte(live), "$(...) and $NAME are no ${...} tokens")
 }
 
 func TestATokenInACommentIsNotAToken(t *testing.T) {
 	render := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings # set by ${FLUX}\ndata:\n  color: blue # ${COLOR}\n"
 	live := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  color: blue\n"
-	d, err := RenderDivergence("settings", []byte(render), []byte(live))
-	if err != nil || d != nil {
-		t.Fatalf("RenderDivergence = %+v, %v; want none", d, err)
-	}
+	wantNoDivergence(t, []byte(render), []byte(live), "comments are not values")
 }
 
 func TestOtherDifferencesAreNotDivergences(t *testing.T) {
 	live := strings.Replace(tokenConfigMap, "plain: blue", "plain: red", 1)
-	d, err := RenderDivergence("settings", []byte(tokenConfigMap), []byte(live))
-	if err != nil || d != nil {
-		t.Fatalf("RenderDivergence = %+v, %v; want none (only token-bearing values are compared)", d, err)
-	}
+	wantNoDivergence(t, []byte(tokenConfigMap), []byte(live), "only token-bearing values are compared")
 }
 
 func TestALabelsTransformOverwritingATokenInTheSourceIsNoDivergence(t *testing.T) {
-	repo := map[string]string{
-		"prod/kustomization.yaml": "resources:\n- settings.yaml\nlabels:\n- pairs:\n    env: prod\n",
-		"prod/settings.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  labels:\n    env: ${ENV}\ndata:\n  color: blue\n",
-	}
-	f := loadFolder(t, repo, "prod")
+	f := loadEnvTokenFolder(t)
 	obj, ok := f.Lookup(settingsID)
 	if !ok {
 		t.Fatalf("the folder renders %v", renderedIDs(f))
@@ -126,22 +119,16 @@ func TestALabelsTransformOverwritingATokenInTheSourceIsNoDivergence(t *testing.T
 		t.Fatalf("the render has label env %v; the fixture needs the build to overwrite the token", got)
 	}
 	live := obj.Doc
-	d, err := RenderDivergence(settingsID.String(), obj.Doc, live)
-	if err != nil || d != nil {
-		t.Fatalf("RenderDivergence = %+v, %v; want none: the render no longer holds the token", d, err)
-	}
+	wantNoDivergence(t, obj.Doc, live, "the render no longer holds the token")
 	// The source still holds the token: comparing it with live would have been wrong.
-	if d, _ := RenderDivergence(settingsID.String(), []byte(repo["prod/settings.yaml"]), live); d == nil {
+	if d, _ := RenderDivergence(settingsID.String(), []byte(envTokenSettings), live); d == nil {
 		t.Fatal("the source compared with live shows no divergence; the fixture does not prove the point")
 	}
 }
 
 func TestATokenTheRenderKeepsIsADivergenceWhenLiveSubstitutedIt(t *testing.T) {
-	repo := map[string]string{
-		"prod/kustomization.yaml": "namespace: prod\nresources:\n- settings.yaml\n",
-		"prod/settings.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  host: ${CLUSTER_HOST}\n",
-	}
-	f := loadFolder(t, repo, "prod")
+	f := loadWithFile(t, "prod", "namespace: prod\nresources:\n- settings.yaml\n",
+		"settings.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  host: ${CLUSTER_HOST}\n")
 	id := inNamespace(settingsID, "prod")
 	obj, _ := f.Lookup(id)
 	live := liveFrom(t, f, id, func(doc map[string]any) { setFieldAt(t, doc, "prod.example.com", "data", "host") })

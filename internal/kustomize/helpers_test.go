@@ -59,6 +59,23 @@ func loadFolder(t *testing.T, files map[string]string, prefix string) *Folder {
 	return f
 }
 
+// loadWithFile loads folder dir of a repository that holds only the folder's
+// kustomization and one more file of it, name.
+func loadWithFile(t *testing.T, dir, kustomization, name, content string) *Folder {
+	t.Helper()
+	return loadFolder(t, map[string]string{
+		fullPath(dir, "kustomization.yaml"): kustomization,
+		fullPath(dir, name):                 content,
+	}, dir)
+}
+
+// loadEnvTokenFolder loads folder prod, whose labels: entry sets env over the ${ENV}
+// token of envTokenSettings.
+func loadEnvTokenFolder(t *testing.T) *Folder {
+	t.Helper()
+	return loadWithFile(t, "prod", "resources:\n- settings.yaml\nlabels:\n- pairs:\n    env: prod\n", "settings.yaml", envTokenSettings)
+}
+
 // unsupportedOf loads the folder and returns its *UnsupportedError; any other outcome fails
 // the test.
 func unsupportedOf(t *testing.T, files map[string]string, prefix string) *UnsupportedError {
@@ -103,11 +120,7 @@ func renderOf(t *testing.T, f *Folder, id layout.Identity) map[string]any {
 	if !ok {
 		t.Fatalf("the folder does not render %s; it renders %v", id, renderedIDs(f))
 	}
-	var doc map[string]any
-	if err := sigsyaml.Unmarshal(obj.Doc, &doc); err != nil {
-		t.Fatalf("decode the render of %s: %v", id, err)
-	}
-	return doc
+	return decodeTest(t, obj.Doc)
 }
 
 // renderedIDs lists what a folder renders, for messages.
@@ -221,12 +234,17 @@ func editOf(t *testing.T, edits []layout.FileEdit, p string) []byte {
 			return e.Content
 		}
 	}
+	t.Fatalf("no edit of %s; the edits are %v", p, editPaths(edits))
+	return nil
+}
+
+// editPaths lists the paths edits write, for messages.
+func editPaths(edits []layout.FileEdit) []string {
 	var paths []string
 	for _, e := range edits {
 		paths = append(paths, e.Path)
 	}
-	t.Fatalf("no edit of %s; the edits are %v", p, paths)
-	return nil
+	return paths
 }
 
 // parseKust decodes a kustomization's content with kustomize's own types.
@@ -270,39 +288,101 @@ func replaceDocument(t *testing.T, content []byte, id layout.Identity, doc []byt
 }
 
 // writeEdits turns a Write into the file edits of the folder: its document into its
-// source file (read from files, which are repository paths), then its own edits.
-func writeEdits(t *testing.T, files map[string]string, prefix string, w Write) []layout.FileEdit {
+// source file as the folder holds it now (after any earlier Apply), then its own edits.
+func writeEdits(t *testing.T, f *Folder, w Write) []layout.FileEdit {
 	t.Helper()
 	var edits []layout.FileEdit
 	if w.Doc != nil || w.Delete {
 		if w.Source == "" {
 			t.Fatalf("the write changes a document outside the folder: %+v", w)
 		}
-		p := w.Source
-		if prefix != "" {
-			p = prefix + "/" + w.Source
-		}
 		doc := w.Doc
 		if w.Delete {
 			doc = nil
 		}
-		edits = append(edits, layout.FileEdit{Path: w.Source, Content: replaceDocument(t, []byte(files[p]), w.SourceID, doc)})
+		current := f.files[fullPath(f.prefix, w.Source)]
+		edits = append(edits, layout.FileEdit{Path: w.Source, Content: replaceDocument(t, current, w.SourceID, doc)})
 	}
 	return append(edits, w.Edits...)
 }
 
+// applyWrite applies a Write to the folder, as the worker writes it.
+func applyWrite(t *testing.T, f *Folder, w Write) {
+	t.Helper()
+	if err := f.Apply(writeEdits(t, f, w)); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+}
+
 // sourceFormAndApply runs SourceForm on a live document and applies the result to the
 // folder, failing the test when SourceForm refuses.
-func sourceFormAndApply(t *testing.T, f *Folder, files map[string]string, prefix string, id layout.Identity, live []byte) Write {
+func sourceFormAndApply(t *testing.T, f *Folder, id layout.Identity, live []byte) Write {
 	t.Helper()
 	w, err := f.SourceForm(id, live)
 	if err != nil {
 		t.Fatalf("SourceForm(%s): %v", id, err)
 	}
-	if err := f.Apply(writeEdits(t, files, prefix, w)); err != nil {
-		t.Fatalf("Apply: %v", err)
-	}
+	applyWrite(t, f, w)
 	return w
+}
+
+// writeThrough plays the cluster changing the render of id by edit, writes the change
+// into the folder (SourceForm, then Apply) and checks that the folder now renders what the
+// cluster holds. It returns the write.
+func writeThrough(t *testing.T, f *Folder, id layout.Identity, edit func(doc map[string]any)) Write {
+	t.Helper()
+	live := liveFrom(t, f, id, edit)
+	w := sourceFormAndApply(t, f, id, live)
+	wantVerifies(t, f, id, live)
+	return w
+}
+
+// deleteAndApply runs Delete on an object and applies the result to the folder, failing
+// the test when Delete refuses.
+func deleteAndApply(t *testing.T, f *Folder, id layout.Identity) Write {
+	t.Helper()
+	w, err := f.Delete(id)
+	if err != nil {
+		t.Fatalf("Delete(%s): %v", id, err)
+	}
+	applyWrite(t, f, w)
+	return w
+}
+
+// applyFile applies one file edit (nil content removes the file) to the folder.
+func applyFile(t *testing.T, f *Folder, path string, content []byte) {
+	t.Helper()
+	if err := f.Apply([]layout.FileEdit{{Path: path, Content: content}}); err != nil {
+		t.Fatalf("Apply(%s): %v", path, err)
+	}
+}
+
+// wantVerifies checks that the folder, as edited, verifies with id expected as live (nil:
+// deleted in the cluster).
+func wantVerifies(t *testing.T, f *Folder, id layout.Identity, live []byte) {
+	t.Helper()
+	if err := f.Verify(map[layout.Identity][]byte{id: live}); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+}
+
+// writeRefusedByRender plays the cluster changing the render of id by edit, writes the
+// change into the folder, and checks that the verification render refuses it at field. It
+// returns the refusal.
+func writeRefusedByRender(t *testing.T, f *Folder, id layout.Identity, field string, edit func(doc map[string]any)) *RefusalError {
+	t.Helper()
+	live := liveFrom(t, f, id, edit)
+	sourceFormAndApply(t, f, id, live)
+	return wantRefusal(t, f.Verify(map[layout.Identity][]byte{id: live}), CodeRenderRefused, field)
+}
+
+// wantRenderRefused checks that err is a refusal of the verification render at field that
+// names object.
+func wantRenderRefused(t *testing.T, err error, field, object string) {
+	t.Helper()
+	if r := wantRefusal(t, err, CodeRenderRefused, field); r.Object != object {
+		t.Errorf("the refusal names %q, want %q", r.Object, object)
+	}
 }
 
 // Fixture documents.
@@ -338,9 +418,14 @@ data:
   size: large
 `
 
+// envTokenSettings is the settings ConfigMap with its env label a ${ENV} token.
+const envTokenSettings = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  labels:\n    env: ${ENV}\ndata:\n  color: blue\n"
+
 var (
 	webID      = objectID("apps", "Deployment", "", "web")
 	settingsID = objectID("", "ConfigMap", "", "settings")
+	// webImage is the path of the web container's image in webDeployment's render.
+	webImage = []any{"spec", "template", "spec", "containers", "name=web", "image"}
 )
 
 // inNamespace returns id in another namespace.

@@ -73,15 +73,10 @@ func TestTheSeedsLabelsAndAnnotationsFolderHasAnEmptySourceFormForEveryObject(t 
 }
 
 func TestAnEditUnderLabelsWritesTheEditButNotTheBuildsLabelsIntoTheSource(t *testing.T) {
-	repo := seedRepo()
-	f := loadFolder(t, repo, "prod")
-	live := liveFrom(t, f, settingsID, func(doc map[string]any) {
+	f := loadFolder(t, seedRepo(), "prod")
+	w := writeThrough(t, f, settingsID, func(doc map[string]any) {
 		setFieldAt(t, doc, "green", "data", "color")
 	})
-	w, err := f.SourceForm(settingsID, live)
-	if err != nil {
-		t.Fatalf("SourceForm: %v", err)
-	}
 	if w.Source != "app.yaml" || w.SourceID != settingsID || len(w.Edits) != 0 {
 		t.Fatalf("write %+v, want the document of app.yaml and no file edits", w)
 	}
@@ -95,12 +90,6 @@ func TestAnEditUnderLabelsWritesTheEditButNotTheBuildsLabelsIntoTheSource(t *tes
 	if got, ok := fieldAt(doc, "metadata", "annotations"); ok {
 		t.Errorf("the written document has annotations %v; the build's annotations must stay out of the source", got)
 	}
-	if err := f.Apply(writeEdits(t, repo, "prod", w)); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Verify(map[layout.Identity][]byte{settingsID: live}); err != nil {
-		t.Fatalf("Verify: %v", err)
-	}
 }
 
 func TestAnUnmanagedFieldIsWrittenThroughToTheSourceDocument(t *testing.T) {
@@ -110,15 +99,10 @@ func TestAnUnmanagedFieldIsWrittenThroughToTheSourceDocument(t *testing.T) {
 		"app/deployment.yaml":    webDeployment,
 	}
 	f := loadFolder(t, repo, "app")
-	id := inNamespace(settingsID, "prod")
-	live := liveFrom(t, f, id, func(doc map[string]any) {
+	w := writeThrough(t, f, inNamespace(settingsID, "prod"), func(doc map[string]any) {
 		setFieldAt(t, doc, "green", "data", "color")
 		setFieldAt(t, doc, "round", "data", "shape")
 	})
-	w, err := f.SourceForm(id, live)
-	if err != nil {
-		t.Fatalf("SourceForm: %v", err)
-	}
 	if w.Source != "settings.yaml" {
 		t.Errorf("Write.Source = %q, want settings.yaml", w.Source)
 	}
@@ -136,29 +120,15 @@ func TestAnUnmanagedFieldIsWrittenThroughToTheSourceDocument(t *testing.T) {
 	if ns, ok := fieldAt(doc, "metadata", "namespace"); ok {
 		t.Errorf("the written document has namespace %v; the build sets it", ns)
 	}
-	if err := f.Apply(writeEdits(t, repo, "app", w)); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Verify(map[layout.Identity][]byte{id: live}); err != nil {
-		t.Fatalf("Verify: %v", err)
-	}
 }
 
 func TestARemovedFieldIsRemovedFromTheSourceDocument(t *testing.T) {
-	repo := map[string]string{
-		"app/kustomization.yaml": "resources:\n- settings.yaml\n",
-		"app/settings.yaml":      settingsConfigMap,
-	}
-	f := loadFolder(t, repo, "app")
-	live := liveFrom(t, f, settingsID, func(doc map[string]any) {
+	f := loadWithFile(t, "app", "resources:\n- settings.yaml\n", "settings.yaml", settingsConfigMap)
+	w := writeThrough(t, f, settingsID, func(doc map[string]any) {
 		delete(doc["data"].(map[string]any), "size")
 	})
-	w := sourceFormAndApply(t, f, repo, "app", settingsID, live)
 	if got, ok := fieldAt(decodeTest(t, w.Doc), "data", "size"); ok {
 		t.Errorf("the written document still has data.size %v", got)
-	}
-	if err := f.Verify(map[layout.Identity][]byte{settingsID: live}); err != nil {
-		t.Fatalf("Verify: %v", err)
 	}
 }
 
@@ -177,7 +147,6 @@ images:
 }
 
 func TestAnImageEditGoesToTheImagesEntryThatSuppliesIt(t *testing.T) {
-	webImage := []any{"spec", "template", "spec", "containers", "name=web", "image"}
 	cases := []struct {
 		name, live string
 		newName    string
@@ -191,16 +160,11 @@ func TestAnImageEditGoesToTheImagesEntryThatSuppliesIt(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			repo := imagesRepo()
-			f := loadFolder(t, repo, "app")
+			f := loadFolder(t, imagesRepo(), "app")
 			if got, _ := fieldAt(renderOf(t, f, webID), webImage...); got != "nginx:1.25.3@"+digestA {
 				t.Fatalf("the fixture renders image %v", got)
 			}
-			live := liveFrom(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, tc.live, webImage...) })
-			w, err := f.SourceForm(webID, live)
-			if err != nil {
-				t.Fatalf("SourceForm: %v", err)
-			}
+			w := writeThrough(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, tc.live, webImage...) })
 			if w.Doc != nil {
 				t.Errorf("the source document is written:\n%s", w.Doc)
 			}
@@ -219,12 +183,6 @@ func TestAnImageEditGoesToTheImagesEntryThatSuppliesIt(t *testing.T) {
 			if !bytes.Contains(content, []byte("# the web image")) {
 				t.Errorf("the entry's comment was lost:\n%s", content)
 			}
-			if err := f.Apply(w.Edits); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Verify(map[layout.Identity][]byte{webID: live}); err != nil {
-				t.Fatalf("Verify: %v", err)
-			}
 		})
 	}
 }
@@ -240,16 +198,8 @@ func overlayRepo(overlay string) map[string]string {
 }
 
 func TestAnImageOfAReadOnlyBaseGetsANewImagesEntryInTheOverlay(t *testing.T) {
-	repo := overlayRepo("resources:\n- ../../base\nnamespace: prod\n")
-	f := loadFolder(t, repo, "overlays/prod")
-	id := inNamespace(webID, "prod")
-	live := liveFrom(t, f, id, func(doc map[string]any) {
-		setFieldAt(t, doc, "nginx:1.26", "spec", "template", "spec", "containers", 0, "image")
-	})
-	w, err := f.SourceForm(id, live)
-	if err != nil {
-		t.Fatalf("SourceForm: %v", err)
-	}
+	f := loadFolder(t, overlayRepo("resources:\n- ../../base\nnamespace: prod\n"), "overlays/prod")
+	w := writeThrough(t, f, inNamespace(webID, "prod"), func(doc map[string]any) { setFieldAt(t, doc, "nginx:1.26", webImage...) })
 	if w.Doc != nil || w.Source != "" {
 		t.Errorf("the write touches the base document (source %q):\n%s", w.Source, w.Doc)
 	}
@@ -260,37 +210,19 @@ func TestAnImageOfAReadOnlyBaseGetsANewImagesEntryInTheOverlay(t *testing.T) {
 	if len(k.Resources) != 1 || k.Namespace != "prod" {
 		t.Errorf("the rest of the overlay changed: %+v", k)
 	}
-	if err := f.Apply(w.Edits); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Verify(map[layout.Identity][]byte{id: live}); err != nil {
-		t.Fatalf("Verify: %v", err)
-	}
 }
 
 func TestAnImageAReadOnlyBaseEntrySuppliesGetsANewImagesEntryInTheOverlay(t *testing.T) {
 	repo := overlayRepo("resources:\n- ../../base\n")
 	repo["base/kustomization.yaml"] = "resources:\n- deployment.yaml\n- settings.yaml\nimages:\n- name: nginx\n  newTag: \"1.25.9\"\n"
 	f := loadFolder(t, repo, "overlays/prod")
-	live := liveFrom(t, f, webID, func(doc map[string]any) {
-		setFieldAt(t, doc, "nginx:1.26", "spec", "template", "spec", "containers", 0, "image")
-	})
-	w, err := f.SourceForm(webID, live)
-	if err != nil {
-		t.Fatalf("SourceForm: %v", err)
-	}
+	w := writeThrough(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, "nginx:1.26", webImage...) })
 	if w.Doc != nil {
 		t.Errorf("the base document is written:\n%s", w.Doc)
 	}
 	k := parseKust(t, editOf(t, w.Edits, "kustomization.yaml"))
 	if len(k.Images) != 1 || k.Images[0].Name != "nginx" || k.Images[0].NewTag != "1.26" {
 		t.Fatalf("the overlay's images are %+v, want one new entry nginx newTag 1.26", k.Images)
-	}
-	if err := f.Apply(w.Edits); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Verify(map[layout.Identity][]byte{webID: live}); err != nil {
-		t.Fatalf("Verify: %v", err)
 	}
 }
 
@@ -300,39 +232,21 @@ func TestASecondImageEditOverAReadOnlyBaseEditsTheOverlaysEntry(t *testing.T) {
 	repo := overlayRepo("resources:\n- ../../base\nimages:\n- name: nginx\n  newTag: \"1.26\"\n")
 	repo["base/kustomization.yaml"] = "resources:\n- deployment.yaml\n- settings.yaml\nimages:\n- name: nginx\n  newTag: \"1.25.9\"\n"
 	f := loadFolder(t, repo, "overlays/prod")
-	image := []any{"spec", "template", "spec", "containers", 0, "image"}
-	if got, _ := fieldAt(renderOf(t, f, webID), image...); got != "nginx:1.26" {
+	if got, _ := fieldAt(renderOf(t, f, webID), webImage...); got != "nginx:1.26" {
 		t.Fatalf("the fixture renders %v, want the overlay's nginx:1.26", got)
 	}
-	live := liveFrom(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, "nginx:1.27", image...) })
-	w, err := f.SourceForm(webID, live)
-	if err != nil {
-		t.Fatalf("SourceForm: %v", err)
-	}
+	w := writeThrough(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, "nginx:1.27", webImage...) })
 	content := editOf(t, w.Edits, "kustomization.yaml")
 	k := parseKust(t, content)
 	if len(k.Images) != 1 || k.Images[0].NewTag != "1.27" {
 		t.Errorf("the overlay's images are %+v, want its one entry edited to newTag 1.27:\n%s", k.Images, content)
 	}
-	if err := f.Apply(w.Edits); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Verify(map[layout.Identity][]byte{webID: live}); err != nil {
-		t.Fatalf("Verify: %v", err)
-	}
 }
 
 func TestAReplicasEditGoesToTheReplicasEntryThatSuppliesIt(t *testing.T) {
-	repo := map[string]string{
-		"app/kustomization.yaml": "resources:\n- deployment.yaml\nreplicas:\n- name: web # scaled by hand\n  count: 3\n",
-		"app/deployment.yaml":    webDeployment,
-	}
-	f := loadFolder(t, repo, "app")
-	live := liveFrom(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, 5, "spec", "replicas") })
-	w, err := f.SourceForm(webID, live)
-	if err != nil {
-		t.Fatalf("SourceForm: %v", err)
-	}
+	f := loadWithFile(t, "app", "resources:\n- deployment.yaml\nreplicas:\n- name: web # scaled by hand\n  count: 3\n",
+		"deployment.yaml", webDeployment)
+	w := writeThrough(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, 5, "spec", "replicas") })
 	if w.Doc != nil {
 		t.Errorf("the source document is written:\n%s", w.Doc)
 	}
@@ -343,12 +257,6 @@ func TestAReplicasEditGoesToTheReplicasEntryThatSuppliesIt(t *testing.T) {
 	}
 	if !bytes.Contains(content, []byte("# scaled by hand")) {
 		t.Errorf("the entry's comment was lost:\n%s", content)
-	}
-	if err := f.Apply(w.Edits); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Verify(map[layout.Identity][]byte{webID: live}); err != nil {
-		t.Fatalf("Verify: %v", err)
 	}
 }
 
@@ -361,12 +269,7 @@ func TestTheReplicasOfAReadOnlyBaseObjectGetANewOverlayEntry(t *testing.T) {
 			repo := overlayRepo("resources:\n- ../../base\nnamespace: prod\n")
 			repo["base/kustomization.yaml"] = base
 			f := loadFolder(t, repo, "overlays/prod")
-			id := inNamespace(webID, "prod")
-			live := liveFrom(t, f, id, func(doc map[string]any) { setFieldAt(t, doc, 4, "spec", "replicas") })
-			w, err := f.SourceForm(id, live)
-			if err != nil {
-				t.Fatalf("SourceForm: %v", err)
-			}
+			w := writeThrough(t, f, inNamespace(webID, "prod"), func(doc map[string]any) { setFieldAt(t, doc, 4, "spec", "replicas") })
 			if w.Doc != nil {
 				t.Errorf("the base document is written:\n%s", w.Doc)
 			}
@@ -374,32 +277,18 @@ func TestTheReplicasOfAReadOnlyBaseObjectGetANewOverlayEntry(t *testing.T) {
 			if len(k.Replicas) != 1 || k.Replicas[0].Name != "web" || k.Replicas[0].Count != 4 {
 				t.Fatalf("the overlay's replicas are %+v, want web count 4", k.Replicas)
 			}
-			if err := f.Apply(w.Edits); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Verify(map[layout.Identity][]byte{id: live}); err != nil {
-				t.Fatalf("Verify: %v", err)
-			}
 		})
 	}
 }
 
 func TestAReplicaCountNoEntrySuppliesIsWrittenThroughToTheSource(t *testing.T) {
-	repo := map[string]string{
-		"app/kustomization.yaml": "resources:\n- deployment.yaml\n",
-		"app/deployment.yaml":    webDeployment,
-	}
-	f := loadFolder(t, repo, "app")
-	live := liveFrom(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, 6, "spec", "replicas") })
-	w := sourceFormAndApply(t, f, repo, "app", webID, live)
+	f := loadWithFile(t, "app", "resources:\n- deployment.yaml\n", "deployment.yaml", webDeployment)
+	w := writeThrough(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, 6, "spec", "replicas") })
 	if len(w.Edits) != 0 {
 		t.Errorf("the kustomization is edited: %v", w.Edits)
 	}
 	if got, _ := fieldAt(decodeTest(t, w.Doc), "spec", "replicas"); got != float64(6) {
 		t.Errorf("the written replicas are %v, want 6", got)
-	}
-	if err := f.Verify(map[layout.Identity][]byte{webID: live}); err != nil {
-		t.Fatalf("Verify: %v", err)
 	}
 }
 
@@ -452,9 +341,7 @@ func TestEditingAnImagesEntryOfABaseTwoOverlaysReadIsRefusedAsFanIn(t *testing.T
 	repo := fanInRepo("a", "b")
 	f := loadFolder(t, repo, "env")
 	id := inNamespace(webID, "b")
-	live := liveFrom(t, f, id, func(doc map[string]any) {
-		setFieldAt(t, doc, "nginx:1.26", "spec", "template", "spec", "containers", 0, "image")
-	})
+	live := liveFrom(t, f, id, func(doc map[string]any) { setFieldAt(t, doc, "nginx:1.26", webImage...) })
 	_, err := f.SourceForm(id, live)
 	wantRefusal(t, err, CodeFanIn, "images")
 }
@@ -530,21 +417,13 @@ func TestAnUnnamedListAPatchAndLiveBothRewroteIsRefusedAsUnplaceable(t *testing.
 }
 
 func TestAnUnnamedListTheBuildLeftAloneIsReplacedByTheLiveList(t *testing.T) {
-	repo := map[string]string{
-		"app/kustomization.yaml": "resources:\n- deployment.yaml\nlabels:\n- pairs:\n    env: prod\n",
-		"app/deployment.yaml":    webDeployment,
-	}
-	f := loadFolder(t, repo, "app")
+	f := loadWithFile(t, "app", "resources:\n- deployment.yaml\nlabels:\n- pairs:\n    env: prod\n", "deployment.yaml", webDeployment)
 	args := []any{"spec", "template", "spec", "containers", "name=web", "args"}
-	live := liveFrom(t, f, webID, func(doc map[string]any) {
+	w := writeThrough(t, f, webID, func(doc map[string]any) {
 		setFieldAt(t, doc, []any{"--port", "8081", "--verbose"}, args...)
 	})
-	w := sourceFormAndApply(t, f, repo, "app", webID, live)
 	if got, _ := fieldAt(decodeTest(t, w.Doc), args...); !equal(got, []any{"--port", "8081", "--verbose"}) {
 		t.Errorf("the written args are %v", got)
-	}
-	if err := f.Verify(map[layout.Identity][]byte{webID: live}); err != nil {
-		t.Fatalf("Verify: %v", err)
 	}
 }
 
@@ -560,18 +439,14 @@ func TestAMainContainerEditIsPlacedByNameNextToTheSidecarAPatchAdds(t *testing.T
 	if l, _ := containers.([]any); len(l) != 2 {
 		t.Fatalf("the fixture renders containers %v, want the main container and the sidecar", containers)
 	}
-	live := liveFrom(t, f, webID, func(doc map[string]any) {
-		setFieldAt(t, doc, "nginx:1.26", "spec", "template", "spec", "containers", "name=web", "image")
+	w := writeThrough(t, f, webID, func(doc map[string]any) {
+		setFieldAt(t, doc, "nginx:1.26", webImage...)
 		setFieldAt(t, doc, []any{"--port", "8081"}, "spec", "template", "spec", "containers", "name=web", "args")
 	})
-	w := sourceFormAndApply(t, f, repo, "app", webID, live)
 	got, _ := fieldAt(decodeTest(t, w.Doc), "spec", "template", "spec", "containers")
 	want := []any{map[string]any{"name": "web", "image": "nginx:1.26", "args": []any{"--port", "8081"}}}
 	if !equal(got, want) {
 		t.Errorf("the written containers are %v, want only the main container, edited: %v", got, want)
-	}
-	if err := f.Verify(map[layout.Identity][]byte{webID: live}); err != nil {
-		t.Fatalf("Verify: %v", err)
 	}
 }
 
@@ -579,25 +454,13 @@ func TestAMainContainerImageEditNextToAPatchedSidecarGoesToTheImagesEntry(t *tes
 	repo := patchRepo(sidecarPatch)
 	repo["app/kustomization.yaml"] += "images:\n- name: nginx\n  newTag: \"1.25.9\"\n"
 	f := loadFolder(t, repo, "app")
-	live := liveFrom(t, f, webID, func(doc map[string]any) {
-		setFieldAt(t, doc, "nginx:1.26", "spec", "template", "spec", "containers", "name=web", "image")
-	})
-	w, err := f.SourceForm(webID, live)
-	if err != nil {
-		t.Fatalf("SourceForm: %v", err)
-	}
+	w := writeThrough(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, "nginx:1.26", webImage...) })
 	if w.Doc != nil {
 		t.Errorf("the source document is written:\n%s", w.Doc)
 	}
 	k := parseKust(t, editOf(t, w.Edits, "kustomization.yaml"))
 	if len(k.Images) != 1 || k.Images[0].NewTag != "1.26" {
 		t.Errorf("images: %+v, want nginx newTag 1.26", k.Images)
-	}
-	if err := f.Apply(w.Edits); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Verify(map[layout.Identity][]byte{webID: live}); err != nil {
-		t.Fatalf("Verify: %v", err)
 	}
 }
 
@@ -633,27 +496,12 @@ func TestAnImageEditGoesToTheLastOfTwoImagesEntriesInTheFolder(t *testing.T) {
 		"env/a/kustomization.yaml":    "resources:\n- ../base\nimages:\n- name: nginx\n  newTag: \"1.26\"\n",
 	}
 	f := loadFolder(t, repo, "env")
-	image := []any{"spec", "template", "spec", "containers", 0, "image"}
-	if got, _ := fieldAt(renderOf(t, f, webID), image...); got != "nginx:1.26" {
+	if got, _ := fieldAt(renderOf(t, f, webID), webImage...); got != "nginx:1.26" {
 		t.Fatalf("the fixture renders %v, want the overlay's nginx:1.26", got)
 	}
-	live := liveFrom(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, "nginx:1.27", image...) })
-	w, err := f.SourceForm(webID, live)
-	if err != nil {
-		t.Fatalf("SourceForm: %v", err)
-	}
-	if len(w.Edits) != 1 || w.Edits[0].Path != "a/kustomization.yaml" {
-		var paths []string
-		for _, e := range w.Edits {
-			paths = append(paths, e.Path)
-		}
+	w := writeThrough(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, "nginx:1.27", webImage...) })
+	if paths := editPaths(w.Edits); len(paths) != 1 || paths[0] != "a/kustomization.yaml" {
 		t.Errorf("the write edits %v, want the overlay's kustomization only", paths)
-	}
-	if err := f.Apply(w.Edits); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Verify(map[layout.Identity][]byte{webID: live}); err != nil {
-		t.Fatalf("Verify: %v", err)
 	}
 }
 
@@ -664,69 +512,40 @@ func TestAnEditOfABaseInsideTheFolderThatOneRootReadsIsWrittenThrough(t *testing
 		"env/prod/kustomization.yaml": "resources:\n- ../base\nnamespace: prod\nlabels:\n- pairs:\n    env: prod\n",
 	}
 	f := loadFolder(t, repo, "env")
-	id := inNamespace(settingsID, "prod")
-	live := liveFrom(t, f, id, func(doc map[string]any) { setFieldAt(t, doc, "green", "data", "color") })
-	w := sourceFormAndApply(t, f, repo, "env", id, live)
+	w := writeThrough(t, f, inNamespace(settingsID, "prod"), func(doc map[string]any) { setFieldAt(t, doc, "green", "data", "color") })
 	if w.Source != "base/settings.yaml" || w.SourceID != settingsID {
 		t.Errorf("the write goes to %q %v, want base/settings.yaml %v", w.Source, w.SourceID, settingsID)
-	}
-	if err := f.Verify(map[layout.Identity][]byte{id: live}); err != nil {
-		t.Fatalf("Verify: %v", err)
 	}
 }
 
 func TestTheSourceKeepsItsOwnNamespaceUnderTheBuildsNamespace(t *testing.T) {
-	repo := map[string]string{
-		"app/kustomization.yaml": "namespace: prod\nresources:\n- settings.yaml\n",
-		"app/settings.yaml":      strings.Replace(settingsConfigMap, "  name: settings\n", "  name: settings\n  namespace: dev\n", 1),
-	}
-	f := loadFolder(t, repo, "app")
-	id := inNamespace(settingsID, "prod")
-	live := liveFrom(t, f, id, func(doc map[string]any) { setFieldAt(t, doc, "green", "data", "color") })
-	w := sourceFormAndApply(t, f, repo, "app", id, live)
+	f := loadWithFile(t, "app", "namespace: prod\nresources:\n- settings.yaml\n",
+		"settings.yaml", strings.Replace(settingsConfigMap, "  name: settings\n", "  name: settings\n  namespace: dev\n", 1))
+	w := writeThrough(t, f, inNamespace(settingsID, "prod"), func(doc map[string]any) { setFieldAt(t, doc, "green", "data", "color") })
 	if w.SourceID != inNamespace(settingsID, "dev") {
 		t.Errorf("Write.SourceID = %v, want the document's own namespace dev", w.SourceID)
 	}
 	if ns, _ := fieldAt(decodeTest(t, w.Doc), "metadata", "namespace"); ns != "dev" {
 		t.Errorf("the written namespace is %v, want the source's dev", ns)
 	}
-	if err := f.Verify(map[layout.Identity][]byte{id: live}); err != nil {
-		t.Fatalf("Verify: %v", err)
-	}
 }
 
 func TestATokenTheBuildOverwritesStaysInTheSource(t *testing.T) {
-	repo := map[string]string{
-		"prod/kustomization.yaml": "resources:\n- settings.yaml\nlabels:\n- pairs:\n    env: prod\n",
-		"prod/settings.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  labels:\n    env: ${ENV}\ndata:\n  color: blue\n",
-	}
-	f := loadFolder(t, repo, "prod")
-	live := liveFrom(t, f, settingsID, func(doc map[string]any) { setFieldAt(t, doc, "green", "data", "color") })
-	w := sourceFormAndApply(t, f, repo, "prod", settingsID, live)
+	f := loadEnvTokenFolder(t)
+	w := writeThrough(t, f, settingsID, func(doc map[string]any) { setFieldAt(t, doc, "green", "data", "color") })
 	if got, _ := fieldAt(decodeTest(t, w.Doc), "metadata", "labels", "env"); got != "${ENV}" {
 		t.Errorf("the written label env is %v, want the source's ${ENV} kept", got)
-	}
-	if err := f.Verify(map[layout.Identity][]byte{settingsID: live}); err != nil {
-		t.Fatalf("Verify: %v", err)
 	}
 }
 
 func TestAFolderAtTheRepositoryRootUsesRootRelativePaths(t *testing.T) {
-	repo := map[string]string{
-		"kustomization.yaml": "resources:\n- settings.yaml\nimages:\n- name: nginx\n  newTag: \"1.25.9\"\n",
-		"settings.yaml":      settingsConfigMap,
-	}
-	f := loadFolder(t, repo, "")
+	f := loadWithFile(t, "", "resources:\n- settings.yaml\nimages:\n- name: nginx\n  newTag: \"1.25.9\"\n", "settings.yaml", settingsConfigMap)
 	if roots := f.Roots(); len(roots) != 1 || roots[0] != "kustomization.yaml" {
 		t.Errorf("Roots = %v", roots)
 	}
-	live := liveFrom(t, f, settingsID, func(doc map[string]any) { setFieldAt(t, doc, "green", "data", "color") })
-	w := sourceFormAndApply(t, f, repo, "", settingsID, live)
+	w := writeThrough(t, f, settingsID, func(doc map[string]any) { setFieldAt(t, doc, "green", "data", "color") })
 	if w.Source != "settings.yaml" {
 		t.Errorf("Write.Source = %q", w.Source)
-	}
-	if err := f.Verify(map[layout.Identity][]byte{settingsID: live}); err != nil {
-		t.Fatalf("Verify: %v", err)
 	}
 }
 
@@ -734,19 +553,7 @@ func TestAnImageWithADigestInAReadOnlyBaseTakesTheLiveTag(t *testing.T) {
 	repo := overlayRepo("resources:\n- ../../base\n")
 	repo["base/deployment.yaml"] = strings.Replace(webDeployment, "nginx:1.25", "nginx@"+digestA, 1)
 	f := loadFolder(t, repo, "overlays/prod")
-	live := liveFrom(t, f, webID, func(doc map[string]any) {
-		setFieldAt(t, doc, "nginx:1.26", "spec", "template", "spec", "containers", 0, "image")
-	})
-	w, err := f.SourceForm(webID, live)
-	if err != nil {
-		t.Fatalf("SourceForm: %v", err)
-	}
-	if err := f.Apply(w.Edits); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Verify(map[layout.Identity][]byte{webID: live}); err != nil {
-		t.Fatalf("Verify: %v", err)
-	}
+	writeThrough(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, "nginx:1.26", webImage...) })
 }
 
 func TestASweepSeesTheRenderAndTheDocumentsTheRenderDoesNotProduce(t *testing.T) {
@@ -765,17 +572,9 @@ func TestASweepSeesTheRenderAndTheDocumentsTheRenderDoesNotProduce(t *testing.T)
 }
 
 func TestAnEditBesideAListThePatchRewroteIsPlaced(t *testing.T) {
-	repo := patchRepo(patchHeader + "      containers:\n      - name: web\n        args: [\"--port\", \"9090\"]\n")
-	f := loadFolder(t, repo, "app")
-	live := liveFrom(t, f, webID, func(doc map[string]any) {
-		setFieldAt(t, doc, "nginx:1.26", "spec", "template", "spec", "containers", "name=web", "image")
-	})
-	w := sourceFormAndApply(t, f, repo, "app", webID, live)
-	doc := decodeTest(t, w.Doc)
-	if got, _ := fieldAt(doc, "spec", "template", "spec", "containers", "name=web", "args"); !equal(got, []any{"--port", "8080"}) {
+	f := loadFolder(t, patchRepo(patchHeader+"      containers:\n      - name: web\n        args: [\"--port\", \"9090\"]\n"), "app")
+	w := writeThrough(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, "nginx:1.26", webImage...) })
+	if got, _ := fieldAt(decodeTest(t, w.Doc), "spec", "template", "spec", "containers", "name=web", "args"); !equal(got, []any{"--port", "8080"}) {
 		t.Errorf("the source's args became %v; the patch's args must stay out of the source", got)
-	}
-	if err := f.Verify(map[layout.Identity][]byte{webID: live}); err != nil {
-		t.Fatalf("Verify: %v", err)
 	}
 }

@@ -26,8 +26,7 @@ func TestAnUntouchedFolderVerifies(t *testing.T) {
 }
 
 func TestALabelTheBuildOwnsIsRefusedByTheVerificationRender(t *testing.T) {
-	repo := seedRepo()
-	f := loadFolder(t, repo, "prod")
+	f := loadFolder(t, seedRepo(), "prod")
 	live := liveFrom(t, f, settingsID, func(doc map[string]any) {
 		setFieldAt(t, doc, "staging", "metadata", "labels", "env")
 	})
@@ -41,51 +40,29 @@ func TestALabelTheBuildOwnsIsRefusedByTheVerificationRender(t *testing.T) {
 	if got, ok := fieldAt(decodeTest(t, w.Doc), "metadata", "labels", "owner"); ok {
 		t.Errorf("the written document has the build's owner label %v", got)
 	}
-	if err := f.Apply(writeEdits(t, repo, "prod", w)); err != nil {
-		t.Fatal(err)
-	}
-	err = f.Verify(map[layout.Identity][]byte{settingsID: live})
-	r := wantRefusal(t, err, CodeRenderRefused, "metadata.labels.env")
-	if r.Object != settingsID.String() {
-		t.Errorf("the refusal names %q, want %q", r.Object, settingsID)
-	}
+	applyWrite(t, f, w)
+	wantRenderRefused(t, f.Verify(map[layout.Identity][]byte{settingsID: live}), "metadata.labels.env", settingsID.String())
 }
 
 func TestAnAnnotationTheBuildOwnsIsRefusedByTheVerificationRender(t *testing.T) {
-	repo := seedRepo()
-	f := loadFolder(t, repo, "prod")
-	live := liveFrom(t, f, webID, func(doc map[string]any) {
+	f := loadFolder(t, seedRepo(), "prod")
+	writeRefusedByRender(t, f, webID, "metadata.annotations.team", func(doc map[string]any) {
 		setFieldAt(t, doc, "billing", "metadata", "annotations", "team")
 	})
-	sourceFormAndApply(t, f, repo, "prod", webID, live)
-	err := f.Verify(map[layout.Identity][]byte{webID: live})
-	wantRefusal(t, err, CodeRenderRefused, "metadata.annotations.team")
 }
 
 func TestANamespaceTheBuildOwnsIsRefusedByTheVerificationRender(t *testing.T) {
-	repo := map[string]string{
-		"app/kustomization.yaml": "namespace: prod\nresources:\n- settings.yaml\n",
-		"app/settings.yaml":      settingsConfigMap,
-	}
-	f := loadFolder(t, repo, "app")
-	id := inNamespace(settingsID, "prod")
-	live := liveFrom(t, f, id, func(doc map[string]any) {
+	f := loadWithFile(t, "app", "namespace: prod\nresources:\n- settings.yaml\n", "settings.yaml", settingsConfigMap)
+	writeRefusedByRender(t, f, inNamespace(settingsID, "prod"), "metadata.namespace", func(doc map[string]any) {
 		setFieldAt(t, doc, "staging", "metadata", "namespace")
 	})
-	sourceFormAndApply(t, f, repo, "app", id, live)
-	err := f.Verify(map[layout.Identity][]byte{id: live})
-	wantRefusal(t, err, CodeRenderRefused, "metadata.namespace")
 }
 
 func TestAFieldAPatchOwnsIsRefusedByTheVerificationRender(t *testing.T) {
-	repo := patchRepo(sidecarPatch)
-	f := loadFolder(t, repo, "app")
-	live := liveFrom(t, f, webID, func(doc map[string]any) {
+	f := loadFolder(t, patchRepo(sidecarPatch), "app")
+	writeRefusedByRender(t, f, webID, "spec.template.spec.containers[name=log-shipper].image", func(doc map[string]any) {
 		setFieldAt(t, doc, "fluent-bit:3.1", "spec", "template", "spec", "containers", "name=log-shipper", "image")
 	})
-	sourceFormAndApply(t, f, repo, "app", webID, live)
-	err := f.Verify(map[layout.Identity][]byte{webID: live})
-	wantRefusal(t, err, CodeRenderRefused, "spec.template.spec.containers[name=log-shipper].image")
 }
 
 func TestAnUnrelatedObjectMovingIsRefused(t *testing.T) {
@@ -98,12 +75,9 @@ func TestAnUnrelatedObjectMovingIsRefused(t *testing.T) {
 	}
 	f := loadFolder(t, repo, "app")
 	apiID := objectID("apps", "Deployment", "", "api")
-	live := liveFrom(t, f, webID, func(doc map[string]any) {
-		setFieldAt(t, doc, "nginx:1.26", "spec", "template", "spec", "containers", 0, "image")
+	r := writeRefusedByRender(t, f, webID, "spec.template.spec.containers[name=api].image", func(doc map[string]any) {
+		setFieldAt(t, doc, "nginx:1.26", webImage...)
 	})
-	sourceFormAndApply(t, f, repo, "app", webID, live)
-	err := f.Verify(map[layout.Identity][]byte{webID: live})
-	r := wantRefusal(t, err, CodeRenderRefused, "spec.template.spec.containers[name=api].image")
 	if r.Object != apiID.String() {
 		t.Errorf("the refusal names %q, want the unrelated %q", r.Object, apiID)
 	}
@@ -122,14 +96,14 @@ func TestTwoObjectsThatMovedTogetherVerifyAsOneBatch(t *testing.T) {
 	webLive := liveFrom(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, "nginx:1.26", image...) })
 	apiLive := liveFrom(t, f, apiID, func(doc map[string]any) { setFieldAt(t, doc, "nginx:1.26", image...) })
 	settingsLive := liveFrom(t, f, settingsID, func(doc map[string]any) { setFieldAt(t, doc, "green", "data", "color") })
-	sourceFormAndApply(t, f, repo, "app", webID, webLive)
+	sourceFormAndApply(t, f, webID, webLive)
 	// The api Deployment already renders as live once the shared entry moved.
 	if w, err := f.SourceForm(apiID, apiLive); err != nil {
 		t.Fatalf("SourceForm(api): %v", err)
 	} else if err := f.Apply(w.Edits); err != nil {
 		t.Fatal(err)
 	}
-	sourceFormAndApply(t, f, repo, "app", settingsID, settingsLive)
+	sourceFormAndApply(t, f, settingsID, settingsLive)
 	err := f.Verify(map[layout.Identity][]byte{webID: webLive, apiID: apiLive, settingsID: settingsLive})
 	if err != nil {
 		t.Fatalf("Verify of the batch: %v", err)
@@ -143,64 +117,28 @@ func TestAnEditThatMovesAnotherDocumentOfTheFolderIsRefused(t *testing.T) {
 		"app/settings.yaml":      settingsConfigMap,
 	}
 	f := loadFolder(t, repo, "app")
-	edited := strings.Replace(settingsConfigMap, "blue", "red", 1)
-	if err := f.Apply([]layout.FileEdit{{Path: "settings.yaml", Content: []byte(edited)}}); err != nil {
-		t.Fatal(err)
-	}
+	applyFile(t, f, "settings.yaml", []byte(strings.Replace(settingsConfigMap, "blue", "red", 1)))
 	obj, _ := f.Lookup(webID)
-	err := f.Verify(map[layout.Identity][]byte{webID: obj.Doc})
-	r := wantRefusal(t, err, CodeRenderRefused, "data.color")
-	if r.Object != settingsID.String() {
-		t.Errorf("the refusal names %q, want %q", r.Object, settingsID)
-	}
+	wantRenderRefused(t, f.Verify(map[layout.Identity][]byte{webID: obj.Doc}), "data.color", settingsID.String())
 }
 
 func TestAFolderThatNoLongerBuildsIsRefused(t *testing.T) {
-	repo := map[string]string{
-		"app/kustomization.yaml": "resources:\n- settings.yaml\n",
-		"app/settings.yaml":      settingsConfigMap,
-	}
-	f := loadFolder(t, repo, "app")
-	if err := f.Apply([]layout.FileEdit{{Path: "settings.yaml", Content: nil}}); err != nil {
-		t.Fatal(err)
-	}
-	err := f.Verify(nil)
-	r := wantRefusal(t, err, CodeRenderRefused, "")
-	if r.Object != "kustomization.yaml" {
-		t.Errorf("the refusal names %q, want the render root kustomization.yaml", r.Object)
-	}
+	f := loadWithFile(t, "app", "resources:\n- settings.yaml\n", "settings.yaml", settingsConfigMap)
+	applyFile(t, f, "settings.yaml", nil)
+	// The refusal names the render root.
+	wantRenderRefused(t, f.Verify(nil), "", "kustomization.yaml")
 }
 
 func TestABatchThatDropsAnUnchangedObjectFromTheRenderIsRefused(t *testing.T) {
-	repo := map[string]string{
-		"app/kustomization.yaml": "resources:\n- all.yaml\n",
-		"app/all.yaml":           webDeployment + "---\n" + settingsConfigMap,
-	}
-	f := loadFolder(t, repo, "app")
-	if err := f.Apply([]layout.FileEdit{{Path: "all.yaml", Content: []byte(webDeployment)}}); err != nil {
-		t.Fatal(err)
-	}
-	err := f.Verify(nil)
-	r := wantRefusal(t, err, CodeRenderRefused, "")
-	if r.Object != settingsID.String() {
-		t.Errorf("the refusal names %q, want %q", r.Object, settingsID)
-	}
+	f := loadWithFile(t, "app", "resources:\n- all.yaml\n", "all.yaml", webDeployment+"---\n"+settingsConfigMap)
+	applyFile(t, f, "all.yaml", []byte(webDeployment))
+	wantRenderRefused(t, f.Verify(nil), "", settingsID.String())
 }
 
 func TestABatchThatAddsAnObjectTheClusterDoesNotHoldIsRefused(t *testing.T) {
-	repo := map[string]string{
-		"app/kustomization.yaml": "resources:\n- all.yaml\n",
-		"app/all.yaml":           webDeployment,
-	}
-	f := loadFolder(t, repo, "app")
-	if err := f.Apply([]layout.FileEdit{{Path: "all.yaml", Content: []byte(webDeployment + "---\n" + settingsConfigMap)}}); err != nil {
-		t.Fatal(err)
-	}
-	err := f.Verify(nil)
-	r := wantRefusal(t, err, CodeRenderRefused, "")
-	if r.Object != settingsID.String() {
-		t.Errorf("the refusal names %q, want %q", r.Object, settingsID)
-	}
+	f := loadWithFile(t, "app", "resources:\n- all.yaml\n", "all.yaml", webDeployment)
+	applyFile(t, f, "all.yaml", []byte(webDeployment+"---\n"+settingsConfigMap))
+	wantRenderRefused(t, f.Verify(nil), "", settingsID.String())
 	// Expected in the batch, the same object verifies.
 	if err := f.Verify(map[layout.Identity][]byte{settingsID: []byte(settingsConfigMap)}); err != nil {
 		t.Errorf("Verify with the new object expected: %v", err)
@@ -214,15 +152,9 @@ func TestAnObjectDeletedInTheClusterThatStillRendersIsRefused(t *testing.T) {
 }
 
 func TestAnEditedObjectTheFolderNoLongerRendersIsRefused(t *testing.T) {
-	repo := map[string]string{
-		"app/kustomization.yaml": "resources:\n- all.yaml\n",
-		"app/all.yaml":           webDeployment + "---\n" + settingsConfigMap,
-	}
-	f := loadFolder(t, repo, "app")
+	f := loadWithFile(t, "app", "resources:\n- all.yaml\n", "all.yaml", webDeployment+"---\n"+settingsConfigMap)
 	live := liveFrom(t, f, settingsID, func(doc map[string]any) { setFieldAt(t, doc, "green", "data", "color") })
-	if err := f.Apply([]layout.FileEdit{{Path: "all.yaml", Content: []byte(webDeployment)}}); err != nil {
-		t.Fatal(err)
-	}
+	applyFile(t, f, "all.yaml", []byte(webDeployment))
 	err := f.Verify(map[layout.Identity][]byte{settingsID: live})
 	wantRefusal(t, err, CodeRenderRefused, "")
 }
@@ -265,31 +197,13 @@ func TestAnEditRevertedInTheSameBatchRendersAsTheLastLiveState(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := loadFolder(t, tc.repo, "app")
 			original := liveFrom(t, f, tc.id, func(map[string]any) {})
-			edited := liveFrom(t, f, tc.id, func(doc map[string]any) { setFieldAt(t, doc, tc.value, tc.field...) })
-			sourceFormAndApply(t, f, tc.repo, "app", tc.id, edited)
-			if err := f.Verify(map[layout.Identity][]byte{tc.id: edited}); err != nil {
-				t.Fatalf("Verify after the first edit: %v", err)
-			}
-			// The cluster goes back to where it was; the folder now renders the edit.
-			w, err := f.SourceForm(tc.id, original)
-			if err != nil {
-				t.Fatalf("SourceForm of the reverted object: %v", err)
-			}
-			if w.Empty() {
+			writeThrough(t, f, tc.id, func(doc map[string]any) { setFieldAt(t, doc, tc.value, tc.field...) })
+			// The cluster goes back to where it was; the folder now renders the edit. The
+			// revert is written into the files as the first edit left them.
+			if w := sourceFormAndApply(t, f, tc.id, original); w.Empty() {
 				t.Fatalf("SourceForm of the reverted object writes nothing, though the folder now renders %v", tc.value)
 			}
-			edits := w.Edits
-			if w.Doc != nil {
-				// The file as the first edit left it.
-				current := string(f.files["app/"+w.Source])
-				edits = append([]layout.FileEdit{{Path: w.Source, Content: replaceDocument(t, []byte(current), w.SourceID, w.Doc)}}, edits...)
-			}
-			if err := f.Apply(edits); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Verify(map[layout.Identity][]byte{tc.id: original}); err != nil {
-				t.Fatalf("Verify after the revert: %v", err)
-			}
+			wantVerifies(t, f, tc.id, original)
 		})
 	}
 }
