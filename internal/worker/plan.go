@@ -156,9 +156,11 @@ func (s *branchState) applyAction(v *treeView, ts *targetState, a action) ([]lay
 }
 
 // decide plans a batch once, on the local tip, and commits it. It returns nil when the
-// batch changes nothing: such a write is neither committed nor pushed (G3). A batch the
-// render refuses (K3, K4) or the fidelity gate holds back (K7) writes nothing and returns
-// the reason.
+// batch changes nothing: such a write is neither committed nor pushed (G3). A write the
+// render refuses (K3, K4) is left out and reported, and the rest of the batch is planned
+// again without it: dropping the others would drop changes that reached the API. When a
+// refusal cannot be pinned to one object of the batch, or the fidelity gate holds the
+// target back (K7), the batch writes nothing and returns the reason.
 func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, err error) {
 	ts := s.targets[b.target]
 	if ts == nil {
@@ -182,23 +184,93 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 	for _, snap := range b.snapshots {
 		ts.fidelity.rescope(snap.Scope)
 	}
-	v := newTreeView(s.repo, s.localTip, ts.prefix)
-	var actions []action
-	var lines []changeLine
-	var refusal error
+	excluded := map[string]bool{}
+	var refused []error // the verification's refusals, one per object left out
+	var p plannedBatch
+	for {
+		p = s.planBatch(ctx, ts, b, excluded)
+		if p.refusal == nil {
+			break
+		}
+		object, ok := refusedObject(p.refusal, p.actions)
+		if !ok || excluded[object] {
+			s.reportRefusals(ts, append(refused, p.objectRefusals...))
+			return nil, s.refuseBatch(ts, b.target, p.refusal)
+		}
+		excluded[object] = true
+		refused = append(refused, p.refusal)
+		ts.index, ts.kust, ts.expect = nil, nil, nil // plan again from the tip
+		if err := s.ensureIndex(ts); err != nil {
+			return nil, fmt.Errorf("GitTarget %s: %w", b.target, err)
+		}
+	}
+	refused = append(refused, p.objectRefusals...)
+	if ts.fidelity.blocked() {
+		s.cfg.Metrics.Refused("render-does-not-match-live")
+		return nil, &writeRefusal{target: b.target, err: &blockedError{d: ts.fidelity.first()}}
+	}
+	s.reportRefusals(ts, refused)
+	if len(p.actions) == 0 {
+		if len(p.v.order) > 0 {
+			ts.index = nil
+		}
+		if len(refused) > 0 {
+			return nil, &writeRefusal{target: b.target, err: refused[0]}
+		}
+		return nil, nil
+	}
+	if err := s.bootstrap(p.v, ts); err != nil {
+		return nil, err
+	}
+	pw := &pendingWrite{target: b.target, author: b.author, actions: p.actions, waiters: b.waiters, received: b.received}
+	pw.message = s.messages.render(b, p.lines)
+	commit, err := s.commit(p.v, pw)
+	if err != nil {
+		return nil, err
+	}
+	if commit == "" {
+		return nil, nil
+	}
+	pw.commit, pw.applied = commit, true
+	if len(refused) == 0 {
+		ts.boundary = ""
+	}
+	s.cfg.Metrics.Commit()
+	for _, a := range p.actions {
+		s.cfg.Metrics.DocumentWritten(a.operation())
+	}
+	return pw, nil
+}
+
+// plannedBatch is one planning pass over a batch.
+type plannedBatch struct {
+	v       *treeView
+	actions []action
+	lines   []changeLine
+	// objectRefusals are writes the render refused while planning them (unplaceable,
+	// outside the folder, fan-in): they were left out and changed nothing.
+	objectRefusals []error
+	// refusal is the verification render's refusal of the whole pass, if any.
+	refusal error
+}
+
+// planBatch plans every action of the batch but those of excluded objects, on the local
+// tip, and verifies the result against the render.
+func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, excluded map[string]bool) plannedBatch {
+	p := plannedBatch{v: newTreeView(s.repo, s.localTip, ts.prefix)}
 	decideOne := func(a action) {
-		if refusal != nil {
+		if excluded[a.id.String()] {
 			return
 		}
 		if a.op == OpUpsert {
-			render := s.renderOf(v, ts, a.id)
+			render := s.renderOf(p.v, ts, a.id)
 			ts.fidelity.measure(a.id, render, a.doc)
 			a.doc = s.reduce(ctx, ts, a, render)
 		}
-		edits, err := s.applyAction(v, ts, a)
+		edits, err := s.applyAction(p.v, ts, a)
 		if err != nil {
 			if refusalCode(err) != "object" {
-				refusal = err // the render refuses it: nothing of the batch is written
+				p.objectRefusals = append(p.objectRefusals, err) // nothing of it was applied
 				return
 			}
 			s.noteError(fmt.Errorf("GitTarget %s: %w", b.target, err))
@@ -208,12 +280,12 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 		if len(edits) == 0 {
 			return // unchanged object: no action
 		}
-		actions = append(actions, a)
+		p.actions = append(p.actions, a)
 		op := a.op.String()
 		if a.sweep {
 			op = "prune"
 		}
-		lines = append(lines, changeLine{Operation: op, Object: a.id.String(), Path: v.full(edits[0].Path)})
+		p.lines = append(p.lines, changeLine{Operation: op, Object: a.id.String(), Path: p.v.full(edits[0].Path)})
 	}
 	for _, ev := range b.events {
 		if ev.Op == OpDelete && !ts.cfg.Prune.deletesOnEvent() {
@@ -226,41 +298,34 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 			decideOne(a)
 		}
 	}
-	if refusal == nil {
-		refusal = s.verifyKustomize(ts)
+	p.refusal = s.verifyKustomize(ts)
+	return p
+}
+
+// refusedObject names the object of the batch a verification refusal is about, when it is
+// one the pass wrote.
+func refusedObject(refusal error, actions []action) (string, bool) {
+	var r *kustomize.RefusalError
+	if !errors.As(refusal, &r) {
+		return "", false
 	}
-	if err := s.refuseBatch(ts, b.target, refusal); err != nil {
-		return nil, err
-	}
-	if ts.fidelity.blocked() {
-		s.cfg.Metrics.Refused("render-does-not-match-live")
-		return nil, &writeRefusal{target: b.target, err: &blockedError{d: ts.fidelity.first()}}
-	}
-	if len(actions) == 0 {
-		if len(v.order) > 0 {
-			ts.index = nil
-		}
-		return nil, nil
-	}
-	if err := s.bootstrap(v, ts); err != nil {
-		return nil, err
-	}
-	pw := &pendingWrite{target: b.target, author: b.author, actions: actions, waiters: b.waiters, received: b.received}
-	pw.message = s.messages.render(b, lines)
-	commit, err := s.commit(v, pw)
-	if err != nil {
-		return nil, err
-	}
-	if commit == "" {
-		return nil, nil
-	}
-	pw.commit, pw.applied = commit, true
-	ts.boundary = ""
-	s.cfg.Metrics.Commit()
 	for _, a := range actions {
-		s.cfg.Metrics.DocumentWritten(a.operation())
+		if a.id.String() == r.Object {
+			return r.Object, true
+		}
 	}
-	return pw, nil
+	return "", false
+}
+
+// reportRefusals records refused writes for the target's status and metrics.
+func (s *branchState) reportRefusals(ts *targetState, refused []error) {
+	for _, err := range refused {
+		s.cfg.Metrics.Refused(refusalCode(err))
+		s.noteError(fmt.Errorf("GitTarget %s: %w", ts.cfg.Name, err))
+	}
+	if len(refused) > 0 {
+		ts.boundary = refused[0].Error()
+	}
 }
 
 // refuseBatch turns the render's refusal of a batch into the batch's error, and records

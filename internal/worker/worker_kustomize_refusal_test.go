@@ -130,3 +130,28 @@ func TestAKustomizationWithAnUnsupportedFeatureRefusesTheFolder(t *testing.T) {
 		t.Fatalf("a refused folder got %d commits", got-1)
 	}
 }
+
+// A refused write leaves the rest of its batch alone: the other changes of the same window
+// land, the refused one writes nothing and is reported.
+func TestARefusedWriteDoesNotDropTheRestOfItsBatch(t *testing.T) {
+	r, render := overlayRig(t)
+	before := len(r.log())
+	// One author, one window: a label the overlay owns, and an env value of another object.
+	r.submit(liveEvent(configMapType, "settings", []byte(strings.Replace(string(render["settings"]), "env: dev", "env: prod", 1))))
+	r.submit(liveEvent(deploymentType, "api", []byte(strings.Replace(string(render["api"]), "value: slow", "value: fast", 1))))
+	st := r.settled()
+	if msg := st.Boundary["team/live"]; !strings.Contains(msg, kustomize.CodeRenderRefused) || !strings.Contains(msg, "settings") {
+		t.Fatalf("the refusal %q does not name the code and the object", msg)
+	}
+	if got := len(r.log()) - before; got != 1 {
+		t.Fatalf("want one commit for the batch's other change, got %d", got)
+	}
+	if got, want := r.file("clusters/dev/api.yaml"), strings.Replace(overlayRepo["clusters/dev/api.yaml"], "value: slow", "value: fast", 1); got != want {
+		t.Fatalf("the other change was not written:\n%s", got)
+	}
+	for _, p := range []string{"clusters/dev/settings.yaml", "clusters/dev/kustomization.yaml", "base/web.yaml"} {
+		if got := r.file(p); got != overlayRepo[p] {
+			t.Fatalf("%s changed:\n%s", p, got)
+		}
+	}
+}
