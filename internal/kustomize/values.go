@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 )
 
@@ -37,24 +38,8 @@ func normalize(v any) (any, error) {
 
 func equal(a, b any) bool { return reflect.DeepEqual(a, b) }
 
-// clone deep-copies a JSON value.
-func clone(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			out[k] = clone(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = clone(e)
-		}
-		return out
-	}
-	return v
-}
+// clone deep-copies a JSON value (every value here is one: see normalize).
+func clone(v any) any { return runtime.DeepCopyJSONValue(v) }
 
 // step is one element of a field path: a map key, or a list element found by its name
 // (named lists) or by its position.
