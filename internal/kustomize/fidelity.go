@@ -3,6 +3,7 @@ package kustomize
 import (
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 // token matches a ${...} substitution variable, as Flux's postBuild.substitute reads it.
@@ -45,9 +46,17 @@ func RenderDivergence(object string, render, live []byte) (*Divergence, error) {
 		if tok == "" {
 			return
 		}
-		if got, ok := get(lv, p); !ok || !equal(got, v) {
-			found = &Divergence{Object: object, Field: p.String(), Token: tok}
+		got, ok := get(lv, p)
+		if ok && (equal(got, v) || equal(got, unescaped(s))) {
+			return
 		}
+		found = &Divergence{Object: object, Field: p.String(), Token: tok}
 	})
 	return found, nil
+}
+
+// unescaped is a value as Flux's substitution writes an escaped token: "$${VAR}" becomes
+// the literal "${VAR}", so live holding that is no divergence.
+func unescaped(s string) string {
+	return strings.ReplaceAll(s, "$${", "${")
 }
