@@ -48,7 +48,11 @@ func (f *Folder) deletePatch(obj *rendered, src source) (Write, error) {
 		name = "delete-" + strings.ToLower(obj.id.Kind) + "-" + obj.id.Namespace + "-" + obj.id.Name + ".yaml"
 	}
 	file := path.Join(dir, name)
-	kc, err := addPatchEntry(f.files[obj.root], path.Base(file), obj.id.Name)
+	release := ""
+	if scaled[obj.id.Kind] {
+		release = obj.id.Name
+	}
+	kc, err := addPatchEntry(f.files[obj.root], path.Base(file), release)
 	if err != nil {
 		return Write{}, fmt.Errorf("%s: edit %s: %w", obj.id, obj.root, err)
 	}
@@ -87,7 +91,7 @@ func deletePatchText(obj *rendered, namespace string) []byte {
 // addPatchEntry lists a patch file under a kustomization's patches:, and drops the
 // replicas: entry of the deleted object (kustomize refuses an entry that matches nothing).
 func addPatchEntry(content []byte, entry, deleted string) ([]byte, error) {
-	if dropped, changed, err := dropReplicas(content, deleted); err == nil && changed {
+	if dropped, changed, err := dropReplicas(content, deleted); deleted != "" && err == nil && changed {
 		content = dropped
 	}
 	out, changed, err := layout.EditKustomization(content, func(root *yaml.Node) (bool, error) {
@@ -135,13 +139,22 @@ func uniqueStrings(values ...string) []string {
 	return out
 }
 
+// scaled are the kinds a replicas: entry scales.
+var scaled = map[string]bool{"Deployment": true, "StatefulSet": true, "ReplicaSet": true, "ReplicationController": true}
+
 // ReleaseReplicas drops the replicas: entries of the folder's kustomizations that name a
 // deleted object, in the folder's current state; call it after the source document's
-// removal was applied.
+// removal was applied. An entry another rendered object of a scaled kind still answers to
+// stays.
 func (f *Folder) ReleaseReplicas(id layout.Identity) []layout.FileEdit {
 	obj, ok := f.objects[id] // as rendered before the removal that calls for it
-	if !ok {
+	if !ok || !scaled[id.Kind] {
 		return nil
+	}
+	for other := range f.objects {
+		if other != id && other.Name == id.Name && scaled[other.Kind] {
+			return nil
+		}
 	}
 	var edits []layout.FileEdit
 	for p, k := range f.kusts {
@@ -149,6 +162,46 @@ func (f *Folder) ReleaseReplicas(id layout.Identity) []layout.FileEdit {
 			continue
 		}
 		if out, changed, err := dropReplicas(f.files[p], id.Name); err == nil && changed {
+			edits = append(edits, layout.FileEdit{Path: relTo(f.prefix, p), Content: out})
+		}
+	}
+	sort.Slice(edits, func(i, j int) bool { return edits[i].Path < edits[j].Path })
+	return edits
+}
+
+// ReleaseFile removes a deleted file (relative to the folder) from the resources: of every
+// kustomization of the folder that lists it, in the folder's current state.
+func (f *Folder) ReleaseFile(rel string) []layout.FileEdit {
+	full := fullPath(f.prefix, rel)
+	var edits []layout.FileEdit
+	for p, k := range f.kusts {
+		if !k.writable {
+			continue
+		}
+		out, changed, err := layout.EditKustomization(f.files[p], func(root *yaml.Node) (bool, error) {
+			var list *yaml.Node
+			for i := 0; i+1 < len(root.Content); i += 2 {
+				if root.Content[i].Value == "resources" && root.Content[i+1].Kind == yaml.SequenceNode {
+					list = root.Content[i+1]
+				}
+			}
+			if list == nil {
+				return false, nil
+			}
+			kept := list.Content[:0:0]
+			for _, e := range list.Content {
+				if target, ok := repoJoin(k.dir, e.Value); ok && target == full {
+					continue
+				}
+				kept = append(kept, e)
+			}
+			if len(kept) == len(list.Content) {
+				return false, nil
+			}
+			list.Content = kept
+			return true, nil
+		})
+		if err == nil && changed {
 			edits = append(edits, layout.FileEdit{Path: relTo(f.prefix, p), Content: out})
 		}
 	}

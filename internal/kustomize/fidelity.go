@@ -52,7 +52,37 @@ func RenderDivergence(object string, render, live []byte) (*Divergence, error) {
 		}
 		found = &Divergence{Object: object, Field: p.String(), Token: tok}
 	})
+	if found == nil {
+		found = keyDivergence(object, rv, lv, nil)
+	}
 	return found, nil
+}
+
+// keyDivergence finds a map key of the render holding a ${...} token that live does not
+// have (a label key "team.${ENV}/owner" substituted into "team.prod/owner").
+func keyDivergence(object string, render, live any, p fieldPath) *Divergence {
+	switch t := render.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(t) {
+			if tok := token.FindString(k); tok != "" {
+				if _, ok := get(live, p.key(k)); !ok {
+					if _, ok := get(live, p.key(unescaped(k))); !ok {
+						return &Divergence{Object: object, Field: p.key(k).String(), Token: tok}
+					}
+				}
+			}
+			if d := keyDivergence(object, t[k], live, p.key(k)); d != nil {
+				return d
+			}
+		}
+	case []any:
+		for i, e := range t {
+			if d := keyDivergence(object, e, live, p.elem(t, i)); d != nil {
+				return d
+			}
+		}
+	}
+	return nil
 }
 
 // unescaped is a value as Flux's substitution writes an escaped token: "$${VAR}" becomes

@@ -204,14 +204,11 @@ func (f *Folder) addReach(p, root string) {
 	f.reach[p] = append(f.reach[p], root)
 }
 
-// ContextFiles returns the folder's files that are kustomize input but not object
-// documents: kustomizations and patch files, relative to the folder.
+// ContextFiles returns the folder's strategic-merge patch files, relative to the folder:
+// kustomize input that holds no objects of its own.
 func (f *Folder) ContextFiles() []string {
 	var out []string
-	for p, k := range f.kusts {
-		if inFolder(f.prefix, p) {
-			out = append(out, relTo(f.prefix, p))
-		}
+	for _, k := range f.kusts {
 		for _, patch := range k.patches {
 			if inFolder(f.prefix, patch) {
 				out = append(out, relTo(f.prefix, patch))

@@ -132,7 +132,7 @@ func (f *Folder) routeEntries(obj *rendered, src source, live, routed map[string
 	replicas := fieldPath{{key: "spec"}, {key: "replicas"}}
 	rv, inR := get(obj.doc, replicas)
 	lv, inL := get(live, replicas)
-	if inR && inL && !equal(rv, lv) && (obj.prov.replicas != nil || !src.writable) {
+	if inL && (!inR || !equal(rv, lv)) && (obj.prov.replicas != nil || !src.writable) {
 		count, ok := asInt(lv)
 		if !ok {
 			return nil, refuse(CodeUnplaceable, obj.id.String(), replicas.String(), "the live replica count is not a number")
@@ -142,7 +142,11 @@ func (f *Folder) routeEntries(obj *rendered, src source, live, routed map[string
 			c.kust, c.index = e.kust, e.index
 		}
 		changes = append(changes, c)
-		set(routed, replicas, clone(rv))
+		if inR {
+			set(routed, replicas, clone(rv))
+		} else if spec, ok := routed["spec"].(map[string]any); ok {
+			delete(spec, "replicas") // the build does not set it: the new entry will
+		}
 	}
 	return changes, nil
 }

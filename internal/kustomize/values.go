@@ -189,16 +189,20 @@ func set(doc any, p fieldPath, v any) bool {
 	return true
 }
 
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 // walkScalars calls fn for every scalar of a value with its path.
 func walkScalars(v any, p fieldPath, fn func(p fieldPath, v any)) {
 	switch t := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range sortedKeys(t) {
 			walkScalars(t[k], p.key(k), fn)
 		}
 	case []any:

@@ -81,6 +81,18 @@ func (s *branchState) deleteRendered(v *treeView, ts *targetState, id layout.Ide
 	if err := ts.kust.Apply(edits); err != nil {
 		return nil, err
 	}
+	// A removed file leaves the resources: of whichever kustomization listed it (the layout
+	// releases only the ones beside it), and the object its replicas: entry.
+	var released []layout.FileEdit
+	for _, e := range edits {
+		if e.Content == nil {
+			released = append(released, ts.kust.ReleaseFile(e.Path)...)
+		}
+	}
+	if err := ts.kust.Apply(released); err != nil {
+		return nil, err
+	}
+	edits = append(edits, released...)
 	return append(edits, ts.kust.ReleaseReplicas(id)...), nil
 }
 

@@ -1,0 +1,126 @@
+package kustomize
+
+import (
+	"strings"
+	"testing"
+)
+
+// K7: a token in a map key (Flux substitutes keys too) must be measured like one in a value.
+func TestATokenInAMapKeyIsADivergence(t *testing.T) {
+	render := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\n  labels:\n    team.${ENV}/owner: me\n")
+	live := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\n  labels:\n    team.prod/owner: me\n")
+	d, err := RenderDivergence("s", render, live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d == nil {
+		t.Fatalf("a ${ENV} token in a label key, substituted in live, is not a divergence")
+	}
+}
+
+// A replica count of a read-only base document that does not set spec.replicas gets an
+// overlay replicas: entry, like one the base sets.
+func TestReplicasABaseLeavesUnsetGetAnOverlayEntry(t *testing.T) {
+	base := strings.Replace(webDeployment, "  replicas: 1\n", "", 1)
+	f := loadFolder(t, map[string]string{
+		"base/kustomization.yaml": "resources:\n- web.yaml\n",
+		"base/web.yaml":           base,
+		"dev/kustomization.yaml":  "resources:\n- ../base\n",
+	}, "dev")
+	live := liveFrom(t, f, webID, func(doc map[string]any) {
+		doc["spec"].(map[string]any)["replicas"] = 3
+	})
+	w, err := f.SourceForm(webID, live)
+	if err != nil {
+		t.Fatalf("SourceForm: %v", err)
+	}
+	applyWrite(t, f, w)
+	wantVerifies(t, f, webID, live)
+}
+
+func imageFolder(t *testing.T, entry, image string) *Folder {
+	return loadWithFile(t, "dev", "resources:\n- web.yaml\nimages:\n"+entry,
+		"web.yaml", strings.Replace(webDeployment, "nginx:1.25", image, 1))
+}
+
+func TestImageWithARegistryPort(t *testing.T) {
+	f := imageFolder(t, "- name: localhost:5000/app\n  newTag: \"1\"\n", "localhost:5000/app:0")
+	w := writeThrough(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, "localhost:5000/app:2", webImage...) })
+	if w.Doc != nil || len(w.Edits) != 1 || !strings.Contains(string(w.Edits[0].Content), "newTag: \"2\"") {
+		t.Fatalf("write %+v\n%s", w, editPaths(w.Edits))
+	}
+	t.Logf("%s", w.Edits[0].Content)
+}
+
+func TestImageEntryWithNewNameOnly(t *testing.T) {
+	f := imageFolder(t, "- name: app\n  newName: reg.io/app\n", "app:1")
+	w := writeThrough(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, "reg.io/app:2", webImage...) })
+	if w.Doc != nil {
+		t.Fatalf("the source changed: %s", w.Doc)
+	}
+	t.Logf("%s", w.Edits[0].Content)
+}
+
+func TestImageEntryWithNewNameOnlyRenamedAgain(t *testing.T) {
+	f := imageFolder(t, "- name: app\n  newName: reg.io/app\n", "app:1")
+	w := writeThrough(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, "other.io/app:1", webImage...) })
+	if w.Doc != nil {
+		t.Fatalf("the source changed: %s", w.Doc)
+	}
+	t.Logf("%s", w.Edits[0].Content)
+}
+
+func TestImageDigestOnlyEntry(t *testing.T) {
+	f := imageFolder(t, "- name: app\n  digest: sha256:aaaa\n", "app:1")
+	w := writeThrough(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, "app@sha256:bbbb", webImage...) })
+	if w.Doc != nil {
+		t.Fatalf("the source changed: %s", w.Doc)
+	}
+	t.Logf("%s", w.Edits[0].Content)
+}
+
+func TestImageDigestOnlySource(t *testing.T) {
+	f := imageFolder(t, "- name: app\n  newTag: \"2\"\n", "app@sha256:aaaa")
+	t.Logf("render %v", renderOf(t, f, webID)["spec"])
+	w := writeThrough(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, "app:3", webImage...) })
+	t.Logf("%+v %s", w, w.Edits)
+}
+
+func TestCRLFKustomizationKeepsItsLineEndings(t *testing.T) {
+	f := loadWithFile(t, "dev", "resources:\r\n- web.yaml\r\nimages:\r\n- name: nginx\r\n  newTag: \"1.26\"\r\n", "web.yaml", webDeployment)
+	w := writeThrough(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, "nginx:1.27", webImage...) })
+	got := string(w.Edits[0].Content)
+	if want := "resources:\r\n- web.yaml\r\nimages:\r\n- name: nginx\r\n  newTag: \"1.27\"\r\n"; got != want {
+		t.Fatalf("got %q want %q", got, want)
+	}
+}
+
+func TestKustomizationYmlAtTheRoot(t *testing.T) {
+	f := loadFolder(t, map[string]string{"kustomization.yml": "resources:\n- web.yaml\nnamespace: a\n", "web.yaml": webDeployment}, "")
+	w := writeThrough(t, f, inNamespace(webID, "a"), func(doc map[string]any) { setFieldAt(t, doc, "nginx:9", webImage...) })
+	if w.Source != "web.yaml" || w.Doc == nil {
+		t.Fatalf("%+v", w)
+	}
+	d := deleteAndApply(t, f, inNamespace(webID, "a"))
+	t.Logf("%+v", d)
+}
+
+func TestReplicasAbsentInTheSourceSetByAnEntry(t *testing.T) {
+	f := loadWithFile(t, "dev", "resources:\n- web.yaml\nreplicas:\n- name: web\n  count: 2\n", "web.yaml", strings.Replace(webDeployment, "  replicas: 1\n", "", 1))
+	w := writeThrough(t, f, webID, func(doc map[string]any) { doc["spec"].(map[string]any)["replicas"] = 4 })
+	if w.Doc != nil || len(w.Edits) != 1 || !strings.Contains(string(w.Edits[0].Content), "count: 4") {
+		t.Fatalf("%+v", w)
+	}
+}
+
+func TestANonStringValueWithoutTokenIsNoDivergence(t *testing.T) {
+	render := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  a: \"${X}\"\n  n: 3\n")
+	live := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  a: \"${X}\"\n  n: 4\n")
+	if d, err := RenderDivergence("s", render, live); err != nil || d != nil {
+		t.Fatalf("%v %v", d, err)
+	}
+	live = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  a: 5\n  n: 3\n")
+	if d, err := RenderDivergence("s", render, live); err != nil || d == nil {
+		t.Fatalf("a token substituted by a number is no divergence: %v %v", d, err)
+	}
+}
