@@ -178,28 +178,10 @@ func (f *Folder) ReleaseFile(rel string) []layout.FileEdit {
 		if !k.writable {
 			continue
 		}
-		out, changed, err := layout.EditKustomization(f.files[p], func(root *yaml.Node) (bool, error) {
-			var list *yaml.Node
-			for i := 0; i+1 < len(root.Content); i += 2 {
-				if root.Content[i].Value == "resources" && root.Content[i+1].Kind == yaml.SequenceNode {
-					list = root.Content[i+1]
-				}
-			}
-			if list == nil {
-				return false, nil
-			}
-			kept := list.Content[:0:0]
-			for _, e := range list.Content {
-				if target, ok := repoJoin(k.dir, e.Value); ok && target == full {
-					continue
-				}
-				kept = append(kept, e)
-			}
-			if len(kept) == len(list.Content) {
-				return false, nil
-			}
-			list.Content = kept
-			return true, nil
+		dir := k.dir
+		out, changed, err := dropEntries(f.files[p], "resources", false, func(e *yaml.Node) bool {
+			target, ok := repoJoin(dir, e.Value)
+			return ok && target == full
 		})
 		if err == nil && changed {
 			edits = append(edits, layout.FileEdit{Path: relTo(f.prefix, p), Content: out})
@@ -222,28 +204,37 @@ func (f *Folder) reaches(root, p string) bool {
 // dropReplicas removes the replicas: entries that name a deleted object: kustomize refuses
 // an entry that matches nothing.
 func dropReplicas(content []byte, name string) ([]byte, bool, error) {
+	return dropEntries(content, "replicas", true, func(e *yaml.Node) bool {
+		n, _ := scalarOf(e, "name")
+		return n == name
+	})
+}
+
+// dropEntries removes the elements of a kustomization's list key that match; an emptied
+// list loses its key when dropKey is set.
+func dropEntries(content []byte, key string, dropKey bool, match func(*yaml.Node) bool) ([]byte, bool, error) {
 	return layout.EditKustomization(content, func(root *yaml.Node) (bool, error) {
-		var replicas *yaml.Node
+		var list *yaml.Node
 		for i := 0; i+1 < len(root.Content); i += 2 {
-			if root.Content[i].Value == "replicas" && root.Content[i+1].Kind == yaml.SequenceNode {
-				replicas = root.Content[i+1]
+			if root.Content[i].Value == key && root.Content[i+1].Kind == yaml.SequenceNode {
+				list = root.Content[i+1]
 			}
 		}
-		if replicas == nil {
+		if list == nil {
 			return false, nil
 		}
-		kept := replicas.Content[:0:0]
-		for _, e := range replicas.Content {
-			if n, _ := scalarOf(e, "name"); n != name {
+		kept := list.Content[:0:0]
+		for _, e := range list.Content {
+			if !match(e) {
 				kept = append(kept, e)
 			}
 		}
-		if len(kept) == len(replicas.Content) {
+		if len(kept) == len(list.Content) {
 			return false, nil
 		}
-		replicas.Content = kept
-		if len(kept) == 0 {
-			removeKey(root, "replicas")
+		list.Content = kept
+		if len(kept) == 0 && dropKey {
+			removeKey(root, key)
 		}
 		return true, nil
 	})
