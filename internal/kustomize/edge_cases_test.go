@@ -43,47 +43,27 @@ func imageFolder(t *testing.T, entry, image string) *Folder {
 		"web.yaml", strings.Replace(webDeployment, "nginx:1.25", image, 1))
 }
 
-func TestImageWithARegistryPort(t *testing.T) {
-	f := imageFolder(t, "- name: localhost:5000/app\n  newTag: \"1\"\n", "localhost:5000/app:0")
-	w := writeThrough(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, "localhost:5000/app:2", webImage...) })
-	if w.Doc != nil || len(w.Edits) != 1 || !strings.Contains(string(w.Edits[0].Content), "newTag: \"2\"") {
-		t.Fatalf("write %+v\n%s", w, editPaths(w.Edits))
+// An image edit goes to the images: entry whatever shape the entry and the image have:
+// the folder verifies (the render equals live) and only the entry changes.
+func TestAnImageEditFitsEveryShapeOfEntry(t *testing.T) {
+	cases := []struct {
+		name, entry, image, live, want string
+	}{
+		{"a registry with a port", "- name: localhost:5000/app\n  newTag: \"1\"\n", "localhost:5000/app:0", "localhost:5000/app:2", "newTag: \"2\""},
+		{"an entry with newName only", "- name: app\n  newName: reg.io/app\n", "app:1", "reg.io/app:2", "newTag: \"2\""},
+		{"an entry with newName only, renamed again", "- name: app\n  newName: reg.io/app\n", "app:1", "other.io/app:1", "newName: other.io/app"},
+		{"a digest-only entry", "- name: app\n  digest: sha256:aaaa\n", "app:1", "app@sha256:bbbb", "digest: sha256:bbbb"},
+		{"a digest-only source image", "- name: app\n  newTag: \"2\"\n", "app@sha256:aaaa", "app:3", "newTag: \"3\""},
 	}
-	t.Logf("%s", w.Edits[0].Content)
-}
-
-func TestImageEntryWithNewNameOnly(t *testing.T) {
-	f := imageFolder(t, "- name: app\n  newName: reg.io/app\n", "app:1")
-	w := writeThrough(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, "reg.io/app:2", webImage...) })
-	if w.Doc != nil {
-		t.Fatalf("the source changed: %s", w.Doc)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := imageFolder(t, c.entry, c.image)
+			w := writeThrough(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, c.live, webImage...) })
+			if w.Doc != nil || len(w.Edits) != 1 || !strings.Contains(string(w.Edits[0].Content), c.want) {
+				t.Fatalf("want one entry edit holding %q, the source untouched; got %+v\n%s", c.want, w, editPaths(w.Edits))
+			}
+		})
 	}
-	t.Logf("%s", w.Edits[0].Content)
-}
-
-func TestImageEntryWithNewNameOnlyRenamedAgain(t *testing.T) {
-	f := imageFolder(t, "- name: app\n  newName: reg.io/app\n", "app:1")
-	w := writeThrough(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, "other.io/app:1", webImage...) })
-	if w.Doc != nil {
-		t.Fatalf("the source changed: %s", w.Doc)
-	}
-	t.Logf("%s", w.Edits[0].Content)
-}
-
-func TestImageDigestOnlyEntry(t *testing.T) {
-	f := imageFolder(t, "- name: app\n  digest: sha256:aaaa\n", "app:1")
-	w := writeThrough(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, "app@sha256:bbbb", webImage...) })
-	if w.Doc != nil {
-		t.Fatalf("the source changed: %s", w.Doc)
-	}
-	t.Logf("%s", w.Edits[0].Content)
-}
-
-func TestImageDigestOnlySource(t *testing.T) {
-	f := imageFolder(t, "- name: app\n  newTag: \"2\"\n", "app@sha256:aaaa")
-	t.Logf("render %v", renderOf(t, f, webID)["spec"])
-	w := writeThrough(t, f, webID, func(doc map[string]any) { setFieldAt(t, doc, "app:3", webImage...) })
-	t.Logf("%+v %s", w, w.Edits)
 }
 
 func TestCRLFKustomizationKeepsItsLineEndings(t *testing.T) {

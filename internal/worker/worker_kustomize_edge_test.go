@@ -49,24 +49,28 @@ func cmDelete(ns, name string) Event {
 		ID: layout.Identity{Kind: "ConfigMap", Namespace: ns, Name: name}}
 }
 
-// Deleting the only object of a file the folder's kustomization lists, beside it, deletes
-// the file and its resources: entry (L4, docs/kustomize.md).
+// Deleting the only object of a file the folder's kustomization lists deletes the file and
+// its resources: entry (L4, docs/kustomize.md), beside the kustomization or in a subfolder.
 func TestDeletingTheOnlyObjectOfAListedFileRemovesItsResourcesEntry(t *testing.T) {
-	files := reviewRepo(map[string]string{
-		"clusters/dev/kustomization.yaml": strings.Replace(overlayRepo["clusters/dev/kustomization.yaml"], "- settings.yaml\n", "- settings.yaml\n- notes.yaml\n", 1),
-		"clusters/dev/notes.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  a: b\n",
-	})
-	r := rigOn(t, files)
-	r.submit(cmDelete("team-a", "notes"))
-	st := r.settled()
-	if b := st.Boundary["team/live"]; b != "" {
-		t.Fatalf("the delete was refused: %s", b)
-	}
-	if r.hasFile("clusters/dev/notes.yaml") {
-		t.Fatal("the ConfigMap's file is still there")
-	}
-	if got, want := r.file("clusters/dev/kustomization.yaml"), overlayRepo["clusters/dev/kustomization.yaml"]; got != want {
-		t.Fatalf("kustomization.yaml:\n%s\nwant:\n%s", got, want)
+	for _, file := range []string{"notes.yaml", "extra/notes.yaml"} {
+		t.Run(file, func(t *testing.T) {
+			files := reviewRepo(map[string]string{
+				"clusters/dev/kustomization.yaml": strings.Replace(overlayRepo["clusters/dev/kustomization.yaml"], "- settings.yaml\n", "- settings.yaml\n- "+file+"\n", 1),
+				"clusters/dev/" + file:            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  a: b\n",
+			})
+			r := rigOn(t, files)
+			r.submit(cmDelete("team-a", "notes"))
+			st := r.settled()
+			if b := st.Boundary["team/live"]; b != "" {
+				t.Fatalf("the delete was refused: %s", b)
+			}
+			if r.hasFile("clusters/dev/" + file) {
+				t.Fatal("the ConfigMap's file is still there")
+			}
+			if got, want := r.file("clusters/dev/kustomization.yaml"), overlayRepo["clusters/dev/kustomization.yaml"]; got != want {
+				t.Fatalf("kustomization.yaml:\n%s\nwant:\n%s", got, want)
+			}
+		})
 	}
 }
 
@@ -88,27 +92,6 @@ func TestDeletingAConfigMapNamedLikeAReplicasEntryKeepsTheEntry(t *testing.T) {
 	}
 	if got, want := r.file("clusters/dev/settings.yaml"), overlayRepo["clusters/dev/settings.yaml"]; got != want {
 		t.Fatalf("settings.yaml:\n%s\nwant:\n%s", got, want)
-	}
-	if got, want := r.file("clusters/dev/kustomization.yaml"), overlayRepo["clusters/dev/kustomization.yaml"]; got != want {
-		t.Fatalf("kustomization.yaml:\n%s\nwant:\n%s", got, want)
-	}
-}
-
-// Deleting the only object of a file in a subfolder that the folder's kustomization lists
-// deletes the file and its resources: entry (L4).
-func TestDeletingTheOnlyObjectOfAFileInASubfolderRemovesItsResourcesEntry(t *testing.T) {
-	files := reviewRepo(map[string]string{
-		"clusters/dev/kustomization.yaml": strings.Replace(overlayRepo["clusters/dev/kustomization.yaml"], "- settings.yaml\n", "- settings.yaml\n- extra/notes.yaml\n", 1),
-		"clusters/dev/extra/notes.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  a: b\n",
-	})
-	r := rigOn(t, files)
-	r.submit(cmDelete("team-a", "notes"))
-	st := r.settled()
-	if b := st.Boundary["team/live"]; b != "" {
-		t.Fatalf("the delete was refused: %s", b)
-	}
-	if r.hasFile("clusters/dev/extra/notes.yaml") {
-		t.Fatal("the ConfigMap's file is still there")
 	}
 	if got, want := r.file("clusters/dev/kustomization.yaml"), overlayRepo["clusters/dev/kustomization.yaml"]; got != want {
 		t.Fatalf("kustomization.yaml:\n%s\nwant:\n%s", got, want)
