@@ -265,3 +265,36 @@ func TestADocumentNoRenderListsIsWrittenAsAPlainDocument(t *testing.T) {
 		t.Fatalf("notes.yaml:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// The seed's bug: a folder under labels: and commonAnnotations:, applied as rendered, made
+// a commit on every reconcile and baked the overlay's labels into the base. Every resync of
+// it, the first and each later one, writes nothing.
+func TestEveryResyncOfAnInSyncOverlayWritesNothing(t *testing.T) {
+	r, render := overlayRig(t)
+	snapshot := func() []Snapshot {
+		deploys := Snapshot{Target: "team/live", Scope: Scope{Group: "apps", Kind: "Deployment", Namespace: "team-a"}, Type: deploymentType}
+		configs := Snapshot{Target: "team/live", Scope: Scope{Kind: "ConfigMap", Namespace: "team-a"}, Type: configMapType}
+		for _, name := range []string{"web", "api"} {
+			deploys.Objects = append(deploys.Objects, SnapshotObject{ID: layout.Identity{Group: "apps", Kind: "Deployment", Namespace: "team-a", Name: name}, Doc: render[name]})
+		}
+		configs.Objects = append(configs.Objects, SnapshotObject{ID: layout.Identity{Kind: "ConfigMap", Namespace: "team-a", Name: "settings"}, Doc: render["settings"]})
+		return []Snapshot{deploys, configs}
+	}
+	for i := 0; i < 3; i++ {
+		if err := r.worker.Resync(r.ctx(), snapshot()...); err != nil {
+			t.Fatal(err)
+		}
+		st := r.settled()
+		if got := len(r.log()); got != 1 {
+			t.Fatalf("resync %d of an in-sync folder made commits: %v", i+1, subjects(r.log()))
+		}
+		if st.Fidelity["team/live"].State != FidelityTrue || st.Boundary["team/live"] != "" {
+			t.Fatalf("resync %d: fidelity %+v, refusal %q", i+1, st.Fidelity["team/live"], st.Boundary["team/live"])
+		}
+	}
+	for p, want := range overlayRepo {
+		if got := r.file(p); got != want {
+			t.Fatalf("%s changed:\n%s", p, got)
+		}
+	}
+}
