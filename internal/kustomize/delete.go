@@ -169,28 +169,6 @@ func (f *Folder) ReleaseReplicas(id layout.Identity) []layout.FileEdit {
 	return edits
 }
 
-// ReleaseFile removes a deleted file (relative to the folder) from the resources: of every
-// kustomization of the folder that lists it, in the folder's current state.
-func (f *Folder) ReleaseFile(rel string) []layout.FileEdit {
-	full := fullPath(f.prefix, rel)
-	var edits []layout.FileEdit
-	for p, k := range f.kusts {
-		if !k.writable {
-			continue
-		}
-		dir := k.dir
-		out, changed, err := dropEntries(f.files[p], "resources", false, func(e *yaml.Node) bool {
-			target, ok := repoJoin(dir, e.Value)
-			return ok && target == full
-		})
-		if err == nil && changed {
-			edits = append(edits, layout.FileEdit{Path: relTo(f.prefix, p), Content: out})
-		}
-	}
-	sort.Slice(edits, func(i, j int) bool { return edits[i].Path < edits[j].Path })
-	return edits
-}
-
 // reaches reports whether root reads file p.
 func (f *Folder) reaches(root, p string) bool {
 	for _, r := range f.reach[p] {

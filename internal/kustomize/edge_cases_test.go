@@ -81,8 +81,9 @@ func TestKustomizationYmlAtTheRoot(t *testing.T) {
 	if w.Source != "web.yaml" || w.Doc == nil {
 		t.Fatalf("%+v", w)
 	}
-	d := deleteAndApply(t, f, inNamespace(webID, "a"))
-	t.Logf("%+v", d)
+	if d := deleteAndApply(t, f, inNamespace(webID, "a")); !d.Delete || d.Source != "web.yaml" {
+		t.Fatalf("the delete does not remove the root's document: %+v", d)
+	}
 }
 
 func TestReplicasAbsentInTheSourceSetByAnEntry(t *testing.T) {

@@ -20,20 +20,6 @@ func (m MapFiles) ReadFile(p string) ([]byte, bool, error) {
 	return c, ok, nil
 }
 
-// kustomizationNames are the file names kustomize looks for in a directory, in its order.
-var kustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
-
-// isKustomizationFile reports whether a path names a kustomization file.
-func isKustomizationFile(p string) bool {
-	base := path.Base(p)
-	for _, n := range kustomizationNames {
-		if base == n {
-			return true
-		}
-	}
-	return false
-}
-
 // repoJoin joins a path relative to dir, both repository paths. ok is false when the result
 // leaves the repository.
 func repoJoin(dir, rel string) (string, bool) {

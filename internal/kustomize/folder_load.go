@@ -42,7 +42,7 @@ func Load(files Files, prefix string, folderPaths []string) (*Folder, error) {
 		reach: map[string][]string{}, resourceFiles: map[string]bool{}}
 	var inFolder []string
 	for _, rel := range folderPaths {
-		if isKustomizationFile(rel) {
+		if layout.IsKustomizationFile(rel) {
 			inFolder = append(inFolder, fullPath(prefix, rel))
 		}
 	}
@@ -144,7 +144,7 @@ func (l *loader) load(p string, stack []string) error {
 
 // kustomizationIn finds the kustomization file of directory dir, if dir is one.
 func (l *loader) kustomizationIn(dir string) (string, bool, error) {
-	for _, name := range kustomizationNames {
+	for _, name := range layout.KustomizationNames {
 		p := path.Join(dir, name)
 		if dir == "" {
 			p = name

@@ -18,9 +18,7 @@ type kustomization struct {
 	// resources are the entries of resources:, as written.
 	resources []string
 	// patches are the repository paths of the strategic-merge patch files.
-	patches  []string
-	images   []types.Image
-	replicas []types.Replica
+	patches []string
 }
 
 // modelled are the kustomization fields the writer understands. Any other field refuses
@@ -86,8 +84,7 @@ func parseKustomization(p string, content []byte, writable bool) (*kustomization
 	if err := yaml.UnmarshalStrict(content, &k); err != nil {
 		return nil, unsupported("unparseable", fmt.Sprintf("kustomize cannot read it: %v", err))
 	}
-	out := &kustomization{path: p, dir: path.Dir(p), writable: writable,
-		resources: k.Resources, images: k.Images, replicas: k.Replicas}
+	out := &kustomization{path: p, dir: path.Dir(p), writable: writable, resources: k.Resources}
 	if out.dir == "." {
 		out.dir = ""
 	}

@@ -8,7 +8,7 @@ import (
 // Delete removes the document of id. Returns nil edits when it is not in the folder.
 //
 // Deleting the last object document of a file deletes the file and removes
-// its entry from the resources of a kustomization in the same directory.
+// its entry from the resources of every kustomization of the folder that lists it.
 // Deleting one document of several removes that document and its separator
 // line; the other documents stay byte-identical. Delete does not change ix.
 func Delete(ix *Index, read ReadFile, id Identity) ([]FileEdit, error) {
@@ -34,15 +34,16 @@ func Delete(ix *Index, read ReadFile, id Identity) ([]FileEdit, error) {
 	return []FileEdit{{Path: loc.Path, Content: pf.text.join()}}, nil
 }
 
-// deleteFile deletes a file and its entries in the kustomizations beside it.
+// deleteFile deletes a file and its entries in the resources of every kustomization of the
+// folder that lists it, beside it or in a folder above ("extra/notes.yaml").
 func deleteFile(ix *Index, read ReadFile, p string) ([]FileEdit, error) {
 	edits := []FileEdit{{Path: p}}
-	for _, k := range ix.kustomizationsIn(path.Dir(p)) {
+	for _, k := range ix.kustomizationPaths() {
 		content, err := readExisting(read, k)
 		if err != nil {
 			return nil, err
 		}
-		updated, changed, err := removeResource(content, path.Base(p))
+		updated, changed, err := removeResource(content, path.Dir(k), p)
 		if err != nil {
 			return nil, fmt.Errorf("edit %s: %w", k, asUnsupported(k, err))
 		}

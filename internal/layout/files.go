@@ -53,11 +53,20 @@ const (
 // sopsConfigName is the file name of the SOPS configuration.
 const sopsConfigName = ".sops.yaml"
 
+// KustomizationNames are the file names kustomize reads as a folder's build file, in the
+// order it looks for them.
+var KustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+
+// IsKustomizationFile reports whether kustomize reads the file at path p (any depth) as a
+// build file.
+func IsKustomizationFile(p string) bool { return isKustomizationName(path.Base(p)) }
+
 // isKustomizationName reports whether kustomize reads a file of this name as a build file.
 func isKustomizationName(base string) bool {
-	switch base {
-	case "kustomization.yaml", "kustomization.yml", "Kustomization":
-		return true
+	for _, n := range KustomizationNames {
+		if base == n {
+			return true
+		}
 	}
 	return false
 }

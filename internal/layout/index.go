@@ -2,7 +2,6 @@ package layout
 
 import (
 	"fmt"
-	"path"
 	"sort"
 )
 
@@ -158,17 +157,6 @@ func (ix *Index) kustomizationPaths() []string {
 		ps = append(ps, p)
 	}
 	sort.Strings(ps)
-	return ps
-}
-
-// kustomizationsIn returns the kustomization files of directory dir, sorted.
-func (ix *Index) kustomizationsIn(dir string) []string {
-	var ps []string
-	for _, p := range ix.kustomizationPaths() {
-		if path.Dir(p) == dir {
-			ps = append(ps, p)
-		}
-	}
 	return ps
 }
 

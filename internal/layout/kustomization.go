@@ -66,9 +66,10 @@ func addResource(content []byte, entry string) (out []byte, changed bool, err er
 	})
 }
 
-// removeResource returns a kustomization file without entry in its resources
-// list. changed is false when entry was not listed.
-func removeResource(content []byte, entry string) (out []byte, changed bool, err error) {
+// removeResource returns a kustomization file of directory dir without the entries of its
+// resources list that name the file p (both relative to the folder). changed is false when
+// none did.
+func removeResource(content []byte, dir, p string) (out []byte, changed bool, err error) {
 	return editResources(content, func(root *yaml.Node) (bool, error) {
 		_, list := resourcesOf(root)
 		if list == nil || list.Kind != yaml.SequenceNode {
@@ -76,7 +77,7 @@ func removeResource(content []byte, entry string) (out []byte, changed bool, err
 		}
 		kept := list.Content[:0:0]
 		for _, item := range list.Content {
-			if item.Kind == yaml.ScalarNode && sameResource(item.Value, entry) {
+			if item.Kind == yaml.ScalarNode && path.Join(dir, item.Value) == p {
 				continue
 			}
 			kept = append(kept, item)

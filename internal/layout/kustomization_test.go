@@ -102,12 +102,14 @@ func TestKustomizationEntryRemovedWithLastDocument(t *testing.T) {
 			want: map[string]string{"app/cfg.yaml": "", "app/kustomization.yaml": "resources: []\n"},
 		},
 		{
-			name: "kustomization of another directory is left alone",
+			// A dangling entry would make the folder fail to build.
+			name: "kustomization of a folder above releases it too",
 			files: folder{
-				"kustomization.yaml": "resources:\n- app/cfg.yaml\n",
+				"kustomization.yaml": "resources:\n- app/cfg.yaml\n- keep.yaml\n",
+				"keep.yaml":          configMap("ns", "keep", "1"),
 				"app/cfg.yaml":       configMap("ns", "cfg", "1"),
 			},
-			want: map[string]string{"app/cfg.yaml": ""},
+			want: map[string]string{"app/cfg.yaml": "", "kustomization.yaml": "resources:\n- keep.yaml\n"},
 		},
 		{
 			name: "file not listed",

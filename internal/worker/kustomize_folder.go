@@ -15,22 +15,33 @@ import (
 // rendered again before it is committed. targetState.kust holds the folder's kustomize
 // view for one plan; it is loaded with the index and dropped after the plan.
 
-// repoFiles reads the repository at one commit for the kustomize package.
+// repoFiles reads the repository at one commit for the kustomize package; the folder's own
+// files, read already for the index, are served from memory.
 type repoFiles struct {
 	repo   *gitrepo.Repo
 	commit string
+	folder map[string][]byte // repository path -> content
 }
 
-func (r repoFiles) ReadFile(p string) ([]byte, bool, error) { return r.repo.ReadFile(r.commit, p) }
+func (r repoFiles) ReadFile(p string) ([]byte, bool, error) {
+	if c, ok := r.folder[p]; ok {
+		return c, true, nil
+	}
+	return r.repo.ReadFile(r.commit, p)
+}
 
 // loadKustomize reads the folder's kustomizations at the local tip. A feature the writer
 // does not model refuses the folder as unsupported content (K5).
 func (s *branchState) loadKustomize(ts *targetState, files []gitrepo.File) (*kustomize.Folder, error) {
 	paths := make([]string, len(files))
+	read := repoFiles{repo: s.repo, commit: s.localTip, folder: map[string][]byte{}}
 	for i, f := range files {
 		paths[i] = f.Path
+		if f.Mode == gitrepo.ModeRegular || f.Mode == gitrepo.ModeExecutable {
+			read.folder[path.Join(ts.prefix, f.Path)] = f.Content
+		}
 	}
-	kz, err := kustomize.Load(repoFiles{repo: s.repo, commit: s.localTip}, ts.prefix, paths)
+	kz, err := kustomize.Load(read, ts.prefix, paths)
 	var unsupported *kustomize.UnsupportedError
 	if errors.As(err, &unsupported) {
 		p := unsupported.Path
@@ -81,18 +92,6 @@ func (s *branchState) deleteRendered(v *treeView, ts *targetState, id layout.Ide
 	if err := ts.kust.Apply(edits); err != nil {
 		return nil, err
 	}
-	// A removed file leaves the resources: of whichever kustomization listed it (the layout
-	// releases only the ones beside it), and the object its replicas: entry.
-	var released []layout.FileEdit
-	for _, e := range edits {
-		if e.Content == nil {
-			released = append(released, ts.kust.ReleaseFile(e.Path)...)
-		}
-	}
-	if err := ts.kust.Apply(released); err != nil {
-		return nil, err
-	}
-	edits = append(edits, released...)
 	return append(edits, ts.kust.ReleaseReplicas(id)...), nil
 }
 
@@ -157,13 +156,4 @@ func refusalCode(err error) string {
 		return r.Code
 	}
 	return "object"
-}
-
-// isKustomizationFile reports a path whose file kustomize reads as a kustomization.
-func isKustomizationFile(p string) bool {
-	switch path.Base(p) {
-	case "kustomization.yaml", "kustomization.yml", "Kustomization":
-		return true
-	}
-	return false
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
+	"github.com/gitops-reverser/gitops-reverser/internal/layout"
 )
 
 // ensureReady fetches the branch once before anything is planned on it.
@@ -236,7 +237,7 @@ func (s *branchState) reindex(ts *targetState, tip string, changed []string) {
 		return
 	}
 	for _, p := range changed {
-		if isKustomizationFile(p) {
+		if layout.IsKustomizationFile(p) {
 			ts.index = nil // the folder became a kustomization: load it with its render
 			return
 		}
