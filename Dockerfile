@@ -10,7 +10,7 @@ COPY api/ api/
 COPY cmd/ cmd/
 COPY internal/ internal/
 # The same build as `make build`, without cgo so that the binary runs on a static base.
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-X main.version=${VERSION}" -o /out/gitops-reverser ./cmd/gitops-reverser
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/gitops-reverser ./cmd/gitops-reverser
 
 FROM gcr.io/distroless/static:nonroot
 COPY --from=builder /out/gitops-reverser /gitops-reverser

@@ -4,7 +4,7 @@
 // scale with repository size, each figure beside a baseline measured in the same run.
 // See BENCH.md for the figures, the method and how to rerun it.
 //
-//	KUBEBUILDER_ASSETS="$(bash hack/control-plane.sh)" go run ./bench [-quick] [-phases 1,2]
+//	KUBEBUILDER_ASSETS="$(bash hack/tools/control-plane.sh)" go run ./bench [-quick] [-phases 1,2]
 //
 // It runs on Linux only: it reads /proc and watches the Git server's refs with inotify.
 package main

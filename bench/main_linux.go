@@ -158,7 +158,7 @@ func run() (code int) {
 		return 2
 	}
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, `bench: KUBEBUILDER_ASSETS is not set: run 'make bench', or export KUBEBUILDER_ASSETS="$(bash hack/control-plane.sh)"`)
+		fmt.Fprintln(os.Stderr, `bench: KUBEBUILDER_ASSETS is not set: run 'make bench', or export KUBEBUILDER_ASSETS="$(bash hack/tools/control-plane.sh)"`)
 		return 2
 	}
 	if *resultsDir == "" {

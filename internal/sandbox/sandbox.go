@@ -84,7 +84,7 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		return nil, errors.New("KUBEBUILDER_ASSETS is not set: run 'make quickstart', or export " +
-			"KUBEBUILDER_ASSETS=\"$(bash hack/control-plane.sh)\" first")
+			"KUBEBUILDER_ASSETS=\"$(bash hack/tools/control-plane.sh)\" first")
 	}
 	binary := opts.OperatorBinary
 	if binary == "" {

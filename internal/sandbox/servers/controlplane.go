@@ -52,7 +52,7 @@ func StartControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		return nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run the tests with 'make test', " +
-			"or export KUBEBUILDER_ASSETS=\"$(bash hack/control-plane.sh)\"")
+			"or export KUBEBUILDER_ASSETS=\"$(bash hack/tools/control-plane.sh)\"")
 	}
 	scheme, err := kubescheme.New()
 	if err != nil {
