@@ -19,7 +19,7 @@ tools_lock() {
   mkdir -p "$1"
   exec 9>"$1/.lock"
   if ! flock -n 9; then
-    tools_log "another run is building in $1; waiting for it"
+    tools_log "another run holds $1 (building or checking); waiting for it"
     flock 9
   fi
 }
