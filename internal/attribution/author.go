@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// The author of a change no fact was found for in time (T4): never the committer, never a
-// guess.
+// The author of a change no fact was found for in time (docs/attribution.md#authors): never
+// the committer, never a guess.
 const (
 	UnresolvedName  = "unknown (attribution unresolved)"
 	UnresolvedEmail = "attribution-unresolved@gitops-reverser.invalid"

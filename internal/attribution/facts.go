@@ -34,9 +34,9 @@ const maxCollectionUIDs = 10000
 
 func (f *Fact) isDelete() bool { return f.Verb == "delete" || f.Verb == "deletecollection" }
 
-// Gate decides which audit events become facts (T2). The zero value ignores nothing but
-// what T2 excludes; DefaultGate also ignores resource types whose writes are never
-// mirrored and would only crowd the index.
+// Gate decides which audit events become facts (docs/attribution.md#the-accept-gate). The
+// zero value ignores only what the gate always excludes; DefaultGate also ignores resource
+// types whose writes are never mirrored and would only crowd the index.
 type Gate struct {
 	// IgnoredResources are resource types whose events are ignored.
 	IgnoredResources map[schema.GroupResource]bool

@@ -8,7 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// Tier is how a watch event was joined to its fact (T3), in the order tried.
+// Tier is how a watch event was joined to its fact (docs/attribution.md#the-join), in the
+// order tried.
 type Tier int
 
 // Join tiers.

@@ -24,8 +24,9 @@ func providerKey(t *v1.GitTarget) types.NamespacedName {
 	return types.NamespacedName{Namespace: ns, Name: t.Spec.GitProviderRef.Name}
 }
 
-// admits reports whether provider p lets GitTargets of namespace ns use it (A1): its own
-// namespace always, others when spec.accessFrom lists them or selects their labels.
+// admits reports whether provider p lets GitTargets of namespace ns use it
+// (docs/controllers.md#who-may-use-a-gitprovider): its own namespace always, others when
+// spec.accessFrom lists them or selects their labels.
 func admits(p *v1.GitProvider, ns string, nsLabels map[string]string) (bool, error) {
 	if p.Namespace == ns {
 		return true, nil

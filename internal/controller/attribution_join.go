@@ -12,8 +12,8 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
 )
 
-// attributionJoin names the author of a change from the audit facts (T3–T5); it serves
-// route.Attributor.
+// attributionJoin names the author of a change from the audit facts
+// (docs/attribution.md#the-join, docs/attribution.md#authors); it serves route.Attributor.
 type attributionJoin struct {
 	index   *attribution.Index
 	grace   time.Duration

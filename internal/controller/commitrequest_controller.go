@@ -22,8 +22,8 @@ const (
 )
 
 // CommitRequestReconciler closes the open window of the named GitTarget with the request's
-// message and reports the commit as it exists on the remote after any replay (A5). A
-// request is answered once; its spec is immutable.
+// message and reports the commit as it exists on the remote after any replay
+// (docs/controllers.md#commitrequest). A request is answered once; its spec is immutable.
 type CommitRequestReconciler struct {
 	client.Client
 	Pipeline *Pipeline

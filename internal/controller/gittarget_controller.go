@@ -314,8 +314,8 @@ func (r *GitTargetReconciler) report(ctx context.Context, t *v1.GitTarget, w *wo
 	return nil
 }
 
-// reportFidelity sets RenderMatchesLive (K7) and returns the problem while it is False:
-// the target's writes are held back then.
+// reportFidelity sets RenderMatchesLive (docs/kustomize.md#render-fidelity) and returns the
+// problem while it is False: the target's writes are held back then.
 func reportFidelity(conds conditions, f worker.Fidelity) *problem {
 	switch f.State {
 	case worker.FidelityFalse:

@@ -128,7 +128,8 @@ func rulesFor(t *testing.T, objects []*unstructured.Unstructured) []v1.ResourceR
 	return rules
 }
 
-// K6 through the whole operator: a repository whose kustomize folders render exactly what
+// An in-sync folder writes nothing (docs/kustomize.md#an-in-sync-folder-writes-nothing),
+// through the whole operator: a repository whose kustomize folders render exactly what
 // the cluster holds gets no commit, and no file of it changes by a byte.
 func TestAnInSyncKustomizeFolderMakesNoCommit(t *testing.T) {
 	corpus := readKustomizeCorpus(t)

@@ -16,9 +16,10 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/kustomize"
 )
 
-// K5 through the operator: a target folder whose kustomization uses a feature the writer
-// does not model is refused by name before anything is written, and the refusal of one
-// folder does not stop the branch's other targets.
+// Unsupported features (docs/kustomize.md#unsupported-features) through the operator: a
+// target folder whose kustomization uses a feature the writer does not model is refused by
+// name before anything is written, and the refusal of one folder does not stop the branch's
+// other targets.
 func TestUnsupportedKustomizeFeaturesRefuseTheirFolder(t *testing.T) {
 	const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  color: blue\n"
 	cases := []struct {
@@ -132,9 +133,10 @@ labels:
 	}
 }
 
-// K3 through the operator: a live edit of a field the build owns (a label the overlay's
-// labels: entry sets) cannot be written to the source in a way that renders back, so the
-// batch is refused, nothing is written, and later changes are still written.
+// The verification render (docs/kustomize.md#verification-render) through the operator: a
+// live edit of a field the build owns (a label the overlay's labels: entry sets) cannot be
+// written to the source in a way that renders back, so the batch is refused, nothing is
+// written, and later changes are still written.
 func TestAnEditOfALabelTheOverlaySetsIsRefused(t *testing.T) {
 	ns := newNamespace(t, nil)
 	const folder = "apps/dev"

@@ -11,8 +11,8 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/ownership"
 )
 
-// verdictFor decides the branch ownership (G1) from every GitTarget of the cluster and
-// returns the verdict of t.
+// verdictFor decides the branch ownership (docs/branch-ownership.md#who-owns-a-branch) from
+// every GitTarget of the cluster and returns the verdict of t.
 func verdictFor(ctx context.Context, c client.Reader, t *v1.GitTarget) (ownership.Verdict, error) {
 	var targets v1.GitTargetList
 	if err := c.List(ctx, &targets); err != nil {

@@ -19,7 +19,8 @@ type Pipeline struct {
 	Router  *route.Router
 	Hub     *watch.Hub
 	Catalog *watch.Catalog
-	// Reducer takes server defaults out of live documents (S4); nil writes them as they are.
+	// Reducer takes server defaults out of live documents
+	// (docs/sanitize.md#server-defaults-are-not-edits); nil writes them as they are.
 	Reducer worker.Reducer
 	// Tune, when set, adjusts every branch worker's configuration (timings in tests).
 	Tune func(*worker.Config)

@@ -12,7 +12,8 @@ import (
 // pipelineReducer tells the worker what to write for an object whose document is in Git
 // already: for a sealed Secret, the existing file when its plaintext digest and recipients
 // are unchanged (no new ciphertext for an unchanged Secret); for everything else, the live
-// document without the server defaults its source omits (S4).
+// document without the server defaults its source omits
+// (docs/sanitize.md#server-defaults-are-not-edits).
 type pipelineReducer struct {
 	defaults worker.Reducer
 }

@@ -13,11 +13,12 @@ import (
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
 )
 
-// K7 through the operator: a folder whose render holds a ${...} token the live object does
-// not (an applier substituted it, as Flux's postBuild.substitute does) cannot be mirrored
-// without writing one environment's value over the variable. RenderMatchesLive turns False
-// naming the object, field and token, and the target's writes are held back. A token the
-// live object holds as well (a shell script's ${HOME}) is just text, and writes flow.
+// Render fidelity (docs/kustomize.md#render-fidelity) through the operator: a folder whose
+// render holds a ${...} token the live object does not (an applier substituted it, as
+// Flux's postBuild.substitute does) cannot be mirrored without writing one environment's
+// value over the variable. RenderMatchesLive turns False naming the object, field and
+// token, and the target's writes are held back. A token the live object holds as well (a
+// shell script's ${HOME}) is just text, and writes flow.
 
 const greetingDoc = `apiVersion: v1
 kind: ConfigMap

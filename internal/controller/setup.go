@@ -126,7 +126,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
 }
 
 // watchCRDs refreshes the catalog whenever a CustomResourceDefinition changes, so that a
-// type installed later is watched without a restart (W1). Only metadata is cached.
+// type installed later is watched without a restart (docs/watch-rules.md#the-catalog). Only
+// metadata is cached.
 func watchCRDs(mgr ctrl.Manager, cat *watch.Catalog) error {
 	crd := &metav1.PartialObjectMetadata{}
 	crd.SetGroupVersionKind(crdGVK)

@@ -29,7 +29,7 @@ type Signature struct {
 type CommitSpec struct {
 	Author, Committer Signature
 	Message           string
-	// Signer, when set, signs the commit (G9).
+	// Signer, when set, signs the commit (docs/branch-worker.md#commits).
 	Signer *CommitSigner
 }
 

@@ -2,9 +2,9 @@ package kustomize
 
 import "testing"
 
-// K6: when the cluster holds exactly what a folder renders, the source form of every
-// rendered object is the folder as it is: no document to write and no file edit. The
-// render itself stands in for the live object.
+// docs/kustomize.md#an-in-sync-folder-writes-nothing: when the cluster holds exactly what a
+// folder renders, the source form of every rendered object is the folder as it is: no
+// document to write and no file edit. The render itself stands in for the live object.
 func TestAnInSyncFolderIsANoOp(t *testing.T) {
 	checked := 0
 	for _, l := range loadCorpus(t) {

@@ -5,7 +5,8 @@ import (
 	"testing"
 )
 
-// K7: a token in a map key (Flux substitutes keys too) must be measured like one in a value.
+// Render fidelity (docs/kustomize.md#render-fidelity): a token in a map key (Flux
+// substitutes keys too) must be measured like one in a value.
 func TestATokenInAMapKeyIsADivergence(t *testing.T) {
 	render := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\n  labels:\n    team.${ENV}/owner: me\n")
 	live := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\n  labels:\n    team.prod/owner: me\n")

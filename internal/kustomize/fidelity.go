@@ -11,7 +11,7 @@ import (
 var token = regexp.MustCompile(`\$\{[^}]*\}`)
 
 // Divergence is a rendered value holding a ${...} token that the live object does not
-// hold: something outside the folder substituted it (K7).
+// hold: something outside the folder substituted it (docs/kustomize.md#render-fidelity).
 type Divergence struct {
 	Object string
 	Field  string

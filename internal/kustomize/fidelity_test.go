@@ -5,7 +5,8 @@ import (
 	"testing"
 )
 
-// K7: a rendered value holding a ${...} token must equal the live value.
+// Render fidelity (docs/kustomize.md#render-fidelity): a rendered value holding a ${...}
+// token must equal the live value.
 
 const tokenConfigMap = `apiVersion: v1
 kind: ConfigMap

@@ -54,7 +54,8 @@ var refusedHints = map[string]string{
 	"buildMetadata":         "build metadata changes the render; remove it",
 }
 
-// parseKustomization reads and checks one kustomization file (K5).
+// parseKustomization reads and checks one kustomization file
+// (docs/kustomize.md#unsupported-features).
 func parseKustomization(p string, content []byte, writable bool) (*kustomization, error) {
 	unsupported := func(feature, hint string) error {
 		return &UnsupportedError{Path: p, Feature: feature, Hint: hint}

@@ -110,7 +110,8 @@ func projectNamed(s any, rl, ll []any, p fieldPath, object string) (any, error) 
 
 // projectUnnamed handles a list whose elements cannot be paired by name: when the build
 // left the list as the source has it, the live list replaces it; when the build rewrote it
-// too, there is no safe place for the edit (K4). Elements are never paired by position.
+// too, there is no safe place for the edit (docs/kustomize.md#unplaceable-edits). Elements
+// are never paired by position.
 func projectUnnamed(s, r, l any, p fieldPath, object string) (any, error) {
 	if equal(s, r) {
 		return clone(l), nil

@@ -5,13 +5,14 @@ import "fmt"
 // Refusal codes. Feature refusals (the folder as a whole) use CodeUnsupported; the others
 // refuse one write and leave the folder usable.
 const (
-	// CodeUnsupported: the folder uses a kustomize feature the writer does not model (K5).
+	// CodeUnsupported: the folder uses a kustomize feature the writer does not model
+	// (docs/kustomize.md#unsupported-features).
 	CodeUnsupported = "unsupported-kustomize"
 	// CodeRenderRefused: the batch would not render equal to live, or would move another
-	// rendered object (K3).
+	// rendered object (docs/kustomize.md#verification-render).
 	CodeRenderRefused = "kustomize-render-refused"
 	// CodeUnplaceable: the build and the user both rewrote a list whose elements have no
-	// unique name (K4).
+	// unique name (docs/kustomize.md#unplaceable-edits).
 	CodeUnplaceable = "unplaceable-edit"
 	// CodeEscapesScope: the edit would have to change a file outside the target folder.
 	CodeEscapesScope = "write-escapes-scope"

@@ -8,7 +8,7 @@ import (
 )
 
 // Write is the edit of the folder that makes the render of one object equal its live
-// state (the source form, K2).
+// state (docs/kustomize.md#the-source-form).
 type Write struct {
 	// Source is the file of the object's source document, relative to the folder ("" when
 	// the document lies outside it); SourceID is the document's identity in that file (its
@@ -30,7 +30,8 @@ func (w Write) Empty() bool { return w.Doc == nil && !w.Delete && len(w.Edits) =
 // SourceForm decides how the folder must change so that the object id renders as live:
 // where live and the render agree the source keeps its bytes; where they differ, the
 // difference goes to the images:/replicas: entry that supplies the field, or into the
-// source document. live should already be reduced against the render (S4).
+// source document. live should already be reduced against the render
+// (docs/sanitize.md#server-defaults-are-not-edits).
 func (f *Folder) SourceForm(id layout.Identity, live []byte) (Write, error) {
 	if err := f.current(); err != nil {
 		return Write{}, err

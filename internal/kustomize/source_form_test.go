@@ -13,8 +13,8 @@ const (
 	digestB = "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 )
 
-// seedRepo is the seed's folder: a kustomization with only labels: and commonAnnotations:
-// over the file of its objects.
+// seedRepo is the folder that started kustomize-aware writing: a kustomization with only
+// labels: and commonAnnotations: over the file of its objects.
 func seedRepo() map[string]string {
 	return map[string]string{
 		"prod/kustomization.yaml": `resources:
@@ -30,7 +30,7 @@ commonAnnotations:
 	}
 }
 
-// seedRepoOverBase is the seed's kustomization over a base outside the folder.
+// seedRepoOverBase is seedRepo's kustomization over a base outside the folder.
 func seedRepoOverBase() map[string]string {
 	return map[string]string{
 		"base/kustomization.yaml": "resources:\n- app.yaml\n",

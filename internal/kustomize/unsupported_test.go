@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// K5: a kustomization using a feature the writer does not model refuses the folder by
-// name, before anything is written.
+// docs/kustomize.md#unsupported-features: a kustomization using a feature the writer does
+// not model refuses the folder by name, before anything is written.
 func TestEachUnsupportedFeatureRefusesTheFolderByName(t *testing.T) {
 	cases := []struct {
 		feature string

@@ -50,9 +50,10 @@ func (f *Folder) noteEntries(k *kustomization) {
 	}
 }
 
-// Verify renders the folder again with the batch's edits applied (K3): every object in
-// expect must render equal to its live document (nil: must no longer render), and every
-// other object must render as it did before the batch. Otherwise the batch is refused.
+// Verify renders the folder again with the batch's edits applied
+// (docs/kustomize.md#verification-render): every object in expect must render equal to its
+// live document (nil: must no longer render), and every other object must render as it did
+// before the batch. Otherwise the batch is refused.
 func (f *Folder) Verify(expect map[layout.Identity][]byte) error {
 	after := map[layout.Identity]map[string]any{}
 	for _, root := range f.roots {

@@ -5,7 +5,7 @@
 // edits to apply. Every path it accepts or returns is relative to the target
 // folder, slash-separated and clean.
 //
-// The rules, in short:
+// The rules, in short (docs/layout.md has them in full):
 //   - An existing document is found by identity wherever it lives and edited
 //     in place; a file is never moved (match-first).
 //   - A new document goes to the first placement that applies: a placement
@@ -14,7 +14,7 @@
 //   - Editing one document of a multi-document file leaves the other documents
 //     byte-identical, and keeps comments and key order in the edited one.
 //   - Deleting the last document of a file deletes the file and its entry in
-//     the kustomization beside it.
+//     every kustomization of the folder that lists it.
 //   - Content the package cannot understand refuses the folder
 //     (UnsupportedContentError) instead of being overwritten.
 package layout

@@ -1,6 +1,6 @@
-// Package metrics holds the Prometheus metrics of every stage of the pipeline (SPEC O2).
-// One *Metrics is created per operator and handed to the stages; a nil *Metrics records
-// nothing, so that a stage built without one (a test) works unchanged.
+// Package metrics holds the Prometheus metrics of every stage of the pipeline
+// (docs/metrics.md). One *Metrics is created per operator and handed to the stages; a nil
+// *Metrics records nothing, so that a stage built without one (a test) works unchanged.
 package metrics
 
 import (

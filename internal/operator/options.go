@@ -15,7 +15,7 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
 )
 
-// Options are the flags of `gitops-reverser run` (SPEC section 11).
+// Options are the flags of `gitops-reverser run` (docs/operations.md#the-flags-of-run).
 type Options struct {
 	Kubeconfig             string
 	MetricsBindAddress     string
@@ -31,7 +31,7 @@ type Options struct {
 	// there is no flag for it).
 	Tune func(*worker.Config)
 
-	// Audit webhook for attribution (SPEC section 7).
+	// Audit webhook for attribution (docs/attribution.md#in-the-operator).
 	AuditBindAddress  string
 	AuditCertFile     string
 	AuditKeyFile      string

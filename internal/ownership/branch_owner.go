@@ -78,8 +78,9 @@ type Verdict struct {
 }
 
 // DecideOwnership decides, for every admitted claim, which GitProvider owns the branch it
-// writes and whether the claim conflicts (SPEC G1). It is the single rule used by every caller,
-// and its result does not depend on the order of claims.
+// writes and whether the claim conflicts (docs/branch-ownership.md#who-owns-a-branch). It
+// is the single rule used by every caller, and its result does not depend on the order of
+// claims.
 //
 // Claims are grouped by KeyFor(URL, Branch), so different spellings of one repository share a
 // branch. Within a branch the oldest claim (Created ascending, ties broken by target namespace

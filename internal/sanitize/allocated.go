@@ -6,7 +6,8 @@ import "strings"
 // wrote and which differ from cluster to cluster. meta is the object's original metadata
 // (before its annotations were cleaned). Server defaults that are not allocations (a
 // Service's ipFamilyPolicy, internalTrafficPolicy, sessionAffinity, an allocated nodePort
-// that the update path preserves) are left to Reduce (S4).
+// that the update path preserves) are left to Reduce
+// (docs/sanitize.md#server-defaults-are-not-edits).
 func removeAllocated(obj, meta map[string]any) {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)

@@ -7,12 +7,12 @@ import (
 )
 
 // Clean returns a deep copy of obj (the Object map of an unstructured.Unstructured) holding
-// only what a written document may hold (SPEC S1): apiVersion, kind, metadata.name,
-// metadata.namespace, user labels and annotations, and every other top-level field except
-// status. Server-allocated values (a Service's clusterIP, clusterIPs and ipFamilies, a
-// claim's volumeName filled in by the binder) are removed as well. Empty values inside the
-// content are kept (S3); labels or annotations left empty are dropped. obj is not modified.
-// Clean is idempotent.
+// only what a written document may hold (docs/sanitize.md#what-is-removed): apiVersion,
+// kind, metadata.name, metadata.namespace, user labels and annotations, and every other
+// top-level field except status. Server-allocated values (a Service's clusterIP, clusterIPs
+// and ipFamilies, a claim's volumeName filled in by the binder) are removed as well. Empty
+// values inside the content are kept (docs/sanitize.md#empty-values-are-kept); labels or
+// annotations left empty are dropped. obj is not modified. Clean is idempotent.
 func Clean(obj map[string]any) map[string]any {
 	out := make(map[string]any, len(obj))
 	for k, v := range obj {

@@ -32,7 +32,7 @@ func TestCleanRemovesBookkeepingAndKeepsContent(t *testing.T) {
 				p("metadata", "labels", "app"), p("metadata", "labels", "app.kubernetes.io/instance"),
 				p("metadata", "annotations", "example.com/owner"),
 				p("spec", "template", "spec", "containers", 0, "image"),
-				p("spec", "strategy"), // a default: S4 decides, not Clean
+				p("spec", "strategy"), // a default: Reduce decides, not Clean
 			},
 		},
 		{
@@ -52,7 +52,7 @@ func TestCleanRemovesBookkeepingAndKeepsContent(t *testing.T) {
 			fixture: "service-nodeport",
 			gone:    [][]any{p("spec", "clusterIP"), p("spec", "clusterIPs")},
 			// An allocated nodePort of a NodePort Service is kept: the update path preserves
-			// it, so S4 takes it out when the source omits it.
+			// it, so Reduce takes it out when the source omits it.
 			kept: [][]any{p("spec", "ports", 0, "nodePort"), p("spec", "type")},
 		},
 		{

@@ -21,8 +21,9 @@ const dryRunFieldManager = "gitops-reverser-defaults"
 // failures (no permission, not found, unreachable) are returned as they are.
 var ErrDryRunRefused = errors.New("server refused the dry-run of the source")
 
-// Defaulter asks the API server what it makes of a source document (SPEC S4), and reduces a
-// live document against it. It is safe for concurrent use.
+// Defaulter asks the API server what it makes of a source document
+// (docs/sanitize.md#server-defaults-are-not-edits), and reduces a live document against it.
+// It is safe for concurrent use.
 type Defaulter struct {
 	client dynamic.Interface
 	cache  *resultCache

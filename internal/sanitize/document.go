@@ -25,10 +25,11 @@ var (
 	leadingMetadata = [...]string{"name", "namespace", "labels", "annotations"}
 )
 
-// Document renders obj (normally the result of Clean) as one YAML document whose bytes depend
-// only on the object's content (SPEC S2): fixed key order, 2-space indentation, block style,
-// integers without a decimal point, strings quoted only where YAML would read them as
-// something else, multi-line strings as literal blocks where they round-trip.
+// Document renders obj (normally the result of Clean) as one YAML document whose bytes
+// depend only on the object's content (docs/sanitize.md#the-byte-format): fixed key order,
+// 2-space indentation, block style, integers without a decimal point, strings quoted only
+// where YAML would read them as something else, multi-line strings as literal blocks where
+// they round-trip.
 func Document(obj map[string]any) ([]byte, error) {
 	if obj == nil {
 		return nil, errors.New("render document: object is nil")

@@ -1,11 +1,13 @@
 package sanitize
 
-// Reduce implements the pure part of SPEC S4. source is the cleaned document a person wrote
-// in Git, live the cleaned live object, defaulted the cleaned object the API server makes of
-// source (see Defaulter). The result is live without the fields that source omits and whose
-// live value equals the defaulted value at the same place: server defaults and values the
-// server keeps on update are not edits. Everything else in live stays, so a field that
-// source omits but whose live value differs from the defaulted one is kept (a real edit).
+// Reduce is the pure part of telling server defaults from edits
+// (docs/sanitize.md#server-defaults-are-not-edits). source is the cleaned document a person
+// wrote in Git, live the cleaned live object, defaulted the cleaned object the API server
+// makes of source (see Defaulter). The result is live without the fields that source omits
+// and whose live value equals the defaulted value at the same place: server defaults and
+// values the server keeps on update are not edits. Everything else in live stays, so a
+// field that source omits but whose live value differs from the defaulted one is kept (a
+// real edit).
 //
 // Maps are compared key by key, also below a field that source omits, so that an edit to one
 // default (strategy.rollingUpdate.maxSurge) keeps only that field. Lists are followed element

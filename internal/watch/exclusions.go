@@ -6,12 +6,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// defaultExclusions are resource types a wildcard ("*") in a rule's resources never
-// selects (W5). They change all the time, are made and owned by controllers, or are
-// one-shot requests; mirroring them would flood Git with noise. A rule that names one of
-// them in its resources opts back in. Create-only review types (tokenreviews,
-// subjectaccessreviews, …) and bindings are listed too, although discovery already drops
-// them for lacking list and watch.
+// defaultExclusions are resource types a wildcard ("*") in a rule's resources never selects
+// (docs/watch-rules.md#default-exclusions). They change all the time, are made and owned by
+// controllers, or are one-shot requests; mirroring them would flood Git with noise. A rule
+// that names one of them in its resources opts back in. Create-only review types
+// (tokenreviews, subjectaccessreviews, …) and bindings are listed too, although discovery
+// already drops them for lacking list and watch.
 //
 // Jobs are excluded as a whole rather than only those a CronJob created: an Object reaching
 // the rules is already sanitized and has no ownerReferences left to tell them apart, and a

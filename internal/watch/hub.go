@@ -33,10 +33,11 @@ type KeyStatus struct {
 }
 
 // Hub runs the streams that owners want: one per StreamKey, shared by every owner that
-// wants it (W2), stopped when the last owner lets go. Its mutex guards only its maps and
-// is never held while waiting on a stream: subscribing, unsubscribing and stopping happen
-// after the decision is recorded. Calls for one owner must not run concurrently (the
-// reconciler of one GitTarget never does).
+// wants it (docs/watch-streams.md#one-stream-per-type-and-scope), stopped when the last
+// owner lets go. Its mutex guards only its maps and is never held while waiting on a
+// stream: subscribing, unsubscribing and stopping happen after the decision is recorded.
+// Calls for one owner must not run concurrently (the reconciler of one GitTarget never
+// does).
 type Hub struct {
 	ctx      context.Context
 	client   dynamic.Interface

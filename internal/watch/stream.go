@@ -39,8 +39,8 @@ type StreamConfig struct {
 	Key      StreamKey
 	Resource Resource
 	Client   dynamic.Interface
-	// Sanitize turns a live object into its document; a failure skips the object with a log
-	// line.
+	// Sanitize turns a live object into its document; on a failure (logged) the object keeps
+	// its place without a document, so that no sweep deletes it.
 	Sanitize func(*unstructured.Unstructured) ([]byte, error)
 	// Sensitive streams (Secrets) keep no document in memory after delivering it: the
 	// cache holds a digest to tell no-op updates, a new subscriber makes the stream take a

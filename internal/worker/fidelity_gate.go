@@ -8,13 +8,14 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
 )
 
-// fidelityGate is RenderMatchesLive for one target (K7). Every rendered value holding a
-// ${...} token must equal the live value; one that does not means something outside the
-// folder substituted it (a Flux postBuild), and writing the live value back would replace
-// the folder's variable with one environment's value. A divergence blocks the target's
-// writes until a snapshot of its scope (a new epoch: a re-established watch or a changed
-// scope) measures the scope clean. Snapshots are always planned, so that the measurement
-// happens; what they would write is held back with everything else while blocked.
+// fidelityGate is RenderMatchesLive for one target (docs/kustomize.md#render-fidelity).
+// Every rendered value holding a ${...} token must equal the live value; one that does not
+// means something outside the folder substituted it (a Flux postBuild), and writing the
+// live value back would replace the folder's variable with one environment's value. A
+// divergence blocks the target's writes until a snapshot of its scope (a new epoch: a
+// re-established watch or a changed scope) measures the scope clean. Snapshots are always
+// planned, so that the measurement happens; what they would write is held back with
+// everything else while blocked.
 type fidelityGate struct {
 	// measured is set once a snapshot was planned: before that the state is unknown.
 	measured bool

@@ -226,7 +226,8 @@ func deleteEvent(author, ns, name string) Event {
 	}
 }
 
-// cmPath is where a new ConfigMap lands under the target folder (L2 canonical path).
+// cmPath is where a new ConfigMap lands under the target folder: the canonical path
+// (docs/layout.md#where-a-new-object-goes).
 func cmPath(ns, name string) string {
 	return "clusters/dev/" + ns + "/core/configmaps/" + name + ".yaml"
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
 )
 
-// A target folder that holds a kustomization is written through its render (SPEC
-// section 9): each live object goes through kustomize.SourceForm, and the batch is
+// A target folder that holds a kustomization is written through its render
+// (docs/kustomize.md): each live object goes through kustomize.SourceForm, and the batch is
 // rendered again before it is committed. targetState.kust holds the folder's kustomize
 // view for one plan; it is loaded with the index and dropped after the plan.
 
@@ -31,7 +31,8 @@ func (r repoFiles) ReadFile(p string) ([]byte, bool, error) {
 }
 
 // loadKustomize reads the folder's kustomizations at the local tip. A feature the writer
-// does not model refuses the folder as unsupported content (K5).
+// does not model refuses the folder as unsupported content
+// (docs/kustomize.md#unsupported-features).
 func (s *branchState) loadKustomize(ts *targetState, files []gitrepo.File) (*kustomize.Folder, error) {
 	paths := make([]string, len(files))
 	read := repoFiles{repo: s.repo, commit: s.localTip, folder: map[string][]byte{}}
@@ -121,7 +122,8 @@ func (s *branchState) noteKustomizeEdits(ts *targetState, a action, edits []layo
 	return nil
 }
 
-// verifyKustomize renders the folder with the plan's edits (K3).
+// verifyKustomize renders the folder with the plan's edits
+// (docs/kustomize.md#verification-render).
 func (s *branchState) verifyKustomize(ts *targetState) error {
 	if ts.kust == nil || len(ts.expect) == 0 {
 		return nil

@@ -150,7 +150,8 @@ func (s *branchState) nextWake(now time.Time) time.Time {
 }
 
 // shutdown commits the open window and tries one last push, bounded in time. What does
-// not make it is re-derived from the cluster's snapshot at the next start (G10).
+// not make it is re-derived from the cluster's snapshot at the next start
+// (docs/branch-worker.md#restart).
 func (s *branchState) shutdown() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -12,7 +12,7 @@ import (
 )
 
 // action is one decision of a plan. A replay applies exactly these, never a new picture
-// of the cluster (G3, G4).
+// of the cluster (docs/branch-worker.md#decide-once, docs/branch-worker.md#replay).
 type action struct {
 	op    Op
 	typ   layout.TypeInfo
@@ -156,11 +156,13 @@ func (s *branchState) applyAction(v *treeView, ts *targetState, a action) ([]lay
 }
 
 // decide plans a batch once, on the local tip, and commits it. It returns nil when the
-// batch changes nothing: such a write is neither committed nor pushed (G3). A write the
-// render refuses (K3, K4) is left out and reported, and the rest of the batch is planned
-// again without it: dropping the others would drop changes that reached the API. When a
-// refusal cannot be pinned to one object of the batch, or the fidelity gate holds the
-// target back (K7), the batch writes nothing and returns the reason.
+// batch changes nothing: such a write is neither committed nor pushed
+// (docs/branch-worker.md#decide-once). A write the render refuses
+// (docs/kustomize.md#verification-render, docs/kustomize.md#unplaceable-edits) is left out
+// and reported, and the rest of the batch is planned again without it: dropping the others
+// would drop changes that reached the API. When a refusal cannot be pinned to one object of the batch, or the
+// fidelity gate holds the target back (docs/kustomize.md#render-fidelity), the batch writes
+// nothing and returns the reason.
 func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, err error) {
 	ts := s.targets[b.target]
 	if ts == nil {
@@ -373,7 +375,8 @@ func (s *branchState) sweepActions(ts *targetState, snap *Snapshot) []action {
 	return actions
 }
 
-// bootstrap adds the folder's README.md when it is missing (L5).
+// bootstrap adds the folder's README.md (and .sops.yaml when the target encrypts) when it
+// is missing (docs/layout.md#the-first-write).
 func (s *branchState) bootstrap(v *treeView, ts *targetState) error {
 	edits, err := layout.Bootstrap(v.read)
 	if err != nil {
@@ -418,8 +421,9 @@ func (s *branchState) commit(v *treeView, pw *pendingWrite) (string, error) {
 	return commit, nil
 }
 
-// replay re-applies a pending write's decided actions on the local tip (G4). Deletes are
-// applied only while the target's prune mode still allows them; nothing is re-swept.
+// replay re-applies a pending write's decided actions on the local tip
+// (docs/branch-worker.md#replay). Deletes are applied only while the target's prune mode
+// still allows them; nothing is re-swept.
 func (s *branchState) replay(pw *pendingWrite) (err error) {
 	s.cfg.Metrics.Replay()
 	pw.commit, pw.applied = "", false

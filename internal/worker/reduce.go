@@ -31,10 +31,10 @@ func (s *branchState) renderOf(v *treeView, ts *targetState, id layout.Identity)
 }
 
 // reduce returns the document an upsert writes: when the object already has a render that
-// differs from the live document, the Reducer takes out the server defaults that the
-// render omits (S4), so that a defaulted field is not taken for an edit. On any failure
-// the live document is written as it is: a change that reached the API is never dropped
-// for want of an answer.
+// differs from the live document, the Reducer takes out the server defaults that the render
+// omits (docs/sanitize.md#server-defaults-are-not-edits), so that a defaulted field is not
+// taken for an edit. On any failure the live document is written as it is: a change that
+// reached the API is never dropped for want of an answer.
 func (s *branchState) reduce(ctx context.Context, ts *targetState, a action, render []byte) []byte {
 	if s.cfg.Reducer == nil || render == nil {
 		return a.doc

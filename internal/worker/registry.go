@@ -14,10 +14,10 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/ownership"
 )
 
-// Registry holds the one worker of each repository branch, keyed by the normalized URL
-// and the branch (G1): two GitProviders that spell one repository differently share it.
-// The mutex guards only the map of handles and is never held while a worker stops; each
-// branch's state belongs to its loop.
+// Registry holds the one worker of each repository branch, keyed by the normalized URL and
+// the branch (docs/branch-worker.md#one-writer-per-branch): two GitProviders that spell one
+// repository differently share it. The mutex guards only the map of handles and is never
+// held while a worker stops; each branch's state belongs to its loop.
 type Registry struct {
 	ctx     context.Context
 	baseDir string
@@ -43,7 +43,8 @@ func NewRegistry(ctx context.Context, baseDir string) *Registry {
 // When the branch's worker runs with another configuration (a rotated credential, a new
 // committer or window), it is stopped — after its last attempt to push — and replaced:
 // replaced is true, and the caller hands the new worker its targets and snapshots, which
-// re-derive whatever the old one had not pushed (G10). cfg.Dir is chosen by the registry.
+// re-derive whatever the old one had not pushed (docs/branch-worker.md#restart). cfg.Dir is
+// chosen by the registry.
 func (r *Registry) Ensure(cfg Config) (w *Worker, key ownership.BranchKey, replaced bool, err error) {
 	key, err = ownership.KeyFor(cfg.URL, cfg.Branch)
 	if err != nil {

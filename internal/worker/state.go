@@ -9,8 +9,8 @@ import (
 )
 
 // branchState is everything the worker knows about its branch. Only the loop goroutine
-// touches it; other goroutines send messages. Future apply state (apply windows, the flush
-// mark, the apply epoch of SPEC section 8) belongs here too.
+// touches it; other goroutines send messages. Any future per-branch state (such as the
+// bookkeeping of triggered Flux or Argo CD applies) belongs here too.
 type branchState struct {
 	cfg      Config
 	repo     *gitrepo.Repo

@@ -112,7 +112,8 @@ type Config struct {
 	// AllowedBranches are the GitProvider's globs; the worker refuses to start otherwise.
 	AllowedBranches []string
 	Committer       Author
-	// SigningKey, when set, is an OpenSSH private key that signs every commit (G9).
+	// SigningKey, when set, is an OpenSSH private key that signs every commit
+	// (docs/branch-worker.md#commits).
 	SigningKey []byte
 	// Templates of commit messages (Go text/template); empty means the defaults.
 	MessageTemplate, ResyncTemplate string
@@ -133,7 +134,8 @@ type Config struct {
 	ReplayAttempts int
 
 	// Reducer, when set, takes out of a live document the server defaults that the
-	// document already in Git omits (S4). Nil writes live documents as they are.
+	// document already in Git omits (docs/sanitize.md#server-defaults-are-not-edits). Nil
+	// writes live documents as they are.
 	Reducer Reducer
 
 	// Metrics records what the worker does; nil records nothing.
@@ -144,9 +146,10 @@ type Config struct {
 	Log logr.Logger
 }
 
-// Reducer compares a live document with the source document of the same object in Git
-// and returns the document to write: the live one without the values the API server would
-// have defaulted from the source (S4). It returns live unchanged when it cannot tell.
+// Reducer compares a live document with the source document of the same object in Git and
+// returns the document to write: the live one without the values the API server would have
+// defaulted from the source (docs/sanitize.md#server-defaults-are-not-edits). It returns
+// live unchanged when it cannot tell.
 type Reducer interface {
 	Reduce(ctx context.Context, typ layout.TypeInfo, source, live []byte) ([]byte, error)
 }
@@ -198,10 +201,11 @@ type Status struct {
 	PendingWrite int    // writes committed locally, not yet on the remote
 	LastError    string // last failure, credentials redacted; "" after a success
 	Refused      map[string]string
-	// Boundary holds, per target, the last write the render refused (K3, K4, fan-in or a
-	// file outside the folder); it is cleared when a later write of the target lands.
+	// Boundary holds, per target, the last write the render refused (a verification render,
+	// an unplaceable edit, fan-in or a file outside the folder: docs/kustomize.md); it is
+	// cleared when a later write of the target lands.
 	Boundary map[string]string
-	// Fidelity is each target's RenderMatchesLive (K7).
+	// Fidelity is each target's RenderMatchesLive (docs/kustomize.md#render-fidelity).
 	Fidelity map[string]Fidelity
 	Retained map[string]int // target -> documents kept by suppressed sweeps
 	Pushes   int            // successful pushes

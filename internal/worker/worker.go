@@ -178,7 +178,8 @@ func (w *Worker) Run(ctx context.Context) {
 }
 
 // drain answers what is left in the inbox after the loop stopped, so that no caller waits
-// forever. Events left there are re-derived by the next snapshot after a restart (G10).
+// forever. Events left there are re-derived by the next snapshot after a restart
+// (docs/branch-worker.md#restart).
 func (w *Worker) drain() {
 	for {
 		select {

@@ -50,7 +50,8 @@ func cmDelete(ns, name string) Event {
 }
 
 // Deleting the only object of a file the folder's kustomization lists deletes the file and
-// its resources: entry (L4, docs/kustomize.md), beside the kustomization or in a subfolder.
+// its resources: entry (docs/layout.md#deletes), beside the kustomization or in a
+// subfolder.
 func TestDeletingTheOnlyObjectOfAListedFileRemovesItsResourcesEntry(t *testing.T) {
 	for _, file := range []string{"notes.yaml", "extra/notes.yaml"} {
 		t.Run(file, func(t *testing.T) {

@@ -266,9 +266,10 @@ func TestADocumentNoRenderListsIsWrittenAsAPlainDocument(t *testing.T) {
 	}
 }
 
-// The seed's bug: a folder under labels: and commonAnnotations:, applied as rendered, made
-// a commit on every reconcile and baked the overlay's labels into the base. Every resync of
-// it, the first and each later one, writes nothing.
+// The bug that kustomize-aware writing fixes: a folder under labels: and
+// commonAnnotations:, applied as rendered, made a commit on every reconcile and baked the
+// overlay's labels into the base (docs/kustomize.md#an-in-sync-folder-writes-nothing).
+// Every resync of it, the first and each later one, writes nothing.
 func TestEveryResyncOfAnInSyncOverlayWritesNothing(t *testing.T) {
 	r, render := overlayRig(t)
 	snapshot := func() []Snapshot {
