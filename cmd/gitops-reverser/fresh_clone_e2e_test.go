@@ -14,8 +14,8 @@ import (
 // a clone of itself (docs/testing.md#the-control-plane): the committed tree is cloned into an
 // empty temporary folder and `make build` and `make control-plane` run there. When the test
 // runs as root, the folder that holds this checkout is hidden behind an empty filesystem in a
-// private mount namespace, so a path that reaches beside the checkout (../shared, a sibling
-// repository) fails instead of quietly working. The control-plane cache may be warm.
+// private mount namespace, so a path that reaches beside the checkout (a sibling folder of
+// tools or documents) fails instead of quietly working. The control-plane cache may be warm.
 func TestAFreshCloneBuildsAndFindsItsControlPlane(t *testing.T) {
 	root := gitOutput(t, "", "rev-parse", "--show-toplevel")
 	clone := filepath.Join(t.TempDir(), "gitops-reverser")

@@ -87,7 +87,12 @@ func (r *GitTargetReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 	conds := conditions{list: &t.Status.Conditions, generation: t.Generation}
 	prob := r.sync(ctx, &t, conds)
 	if prob != nil && prob.transient {
-		return reconcile.Result{}, prob // retried with backoff; status unchanged
+		// Retried with backoff; the conditions keep what was last known, and the event says
+		// why nothing moved.
+		if r.Events != nil {
+			r.Events.Eventf(&t, nil, corev1.EventTypeWarning, prob.reason, "Reconcile", "%s", prob.message)
+		}
+		return reconcile.Result{}, prob
 	}
 	after := targetRequeueReady
 	if prob != nil {
@@ -151,7 +156,8 @@ func (r *GitTargetReconciler) attach(ctx context.Context, t *v1.GitTarget, seale
 	}
 	verdict, err := verdictFor(ctx, r.Client, t)
 	if err != nil {
-		return nil, &problem{condition: v1.ConditionValidated, reason: v1.ReasonTargetConflict, transient: true, message: err.Error()}
+		return nil, &problem{condition: v1.ConditionValidated, reason: ReasonOwnershipUnknown, transient: true,
+			message: fmt.Sprintf("who owns branch %q cannot be decided yet: %v; retrying", t.Spec.Branch, err)}
 	}
 	if verdict.Conflict {
 		return nil, &problem{condition: v1.ConditionValidated, reason: v1.ReasonTargetConflict, stalled: true, message: verdict.Message}

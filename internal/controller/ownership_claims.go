@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -13,6 +14,10 @@ import (
 
 // verdictFor decides the branch ownership (docs/branch-ownership.md#who-owns-a-branch) from
 // every GitTarget of the cluster and returns the verdict of t.
+//
+// It decides only from reads that succeeded: a provider or namespace that could not be read
+// is an error, never "absent", so a passing API server hiccup cannot hand an older target's
+// branch to a younger one (docs/branch-ownership.md#read-errors).
 func verdictFor(ctx context.Context, c client.Reader, t *v1.GitTarget) (ownership.Verdict, error) {
 	var targets v1.GitTargetList
 	if err := c.List(ctx, &targets); err != nil {
@@ -28,16 +33,21 @@ func verdictFor(ctx context.Context, c client.Reader, t *v1.GitTarget) (ownershi
 		key := providerKey(other)
 		p, ok := providers[key]
 		if !ok {
-			var got v1.GitProvider
-			if err := c.Get(ctx, key, &got); err == nil {
-				p = &got
+			var err error
+			if p, err = providerOf(ctx, c, key); err != nil {
+				return ownership.Verdict{}, fmt.Errorf("read GitProvider %s of GitTarget %s/%s: %w", key, other.Namespace, other.Name, err)
 			}
 			providers[key] = p
 		}
 		if p == nil {
 			continue // a target without provider claims nothing
 		}
-		nsLabels, _ := namespaceLabels(ctx, c, other.Namespace)
+		nsLabels, err := namespaceLabels(ctx, c, other.Namespace)
+		if err != nil {
+			return ownership.Verdict{}, fmt.Errorf("read the labels of namespace %s: %w", other.Namespace, err)
+		}
+		// A selector the API server accepted but that does not parse admits nothing; that
+		// target reports it itself.
 		admitted, _ := admits(p, other.Namespace, nsLabels)
 		claims = append(claims, ownership.Claim{
 			Target:   client.ObjectKeyFromObject(other),
@@ -60,4 +70,16 @@ func verdictFor(ctx context.Context, c client.Reader, t *v1.GitTarget) (ownershi
 		}
 	}
 	return ownership.Verdict{}, fmt.Errorf("GitTarget %s has no ownership verdict", self)
+}
+
+// providerOf reads a GitProvider; nil without error when it does not exist.
+func providerOf(ctx context.Context, c client.Reader, key types.NamespacedName) (*v1.GitProvider, error) {
+	var p v1.GitProvider
+	if err := c.Get(ctx, key, &p); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return &p, nil
 }

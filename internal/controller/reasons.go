@@ -23,4 +23,5 @@ const (
 	ReasonWaitingForBranch    = "WaitingForBranch"
 	ReasonRenderMatchesLive   = "RenderMatchesLive"
 	ReasonRechecking          = "Rechecking"
+	ReasonOwnershipUnknown    = "OwnershipUnknown"
 )
