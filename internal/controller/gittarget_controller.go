@@ -29,12 +29,15 @@ import (
 )
 
 // Requeue intervals of a GitTarget: soon while it works towards ready, then now and then to
-// refresh the status the pipeline reports (last commit, retained documents).
+// refresh the status the pipeline reports (last commit, retained documents). A change of the
+// worker's state does not wait for them: the worker reports it (Pipeline.Changes).
 const (
 	targetRequeueNotReady = 5 * time.Second
-	targetRequeueReady    = 30 * time.Second
-	targetRequeueStalled  = 2 * time.Minute
-	workerStatusTimeout   = 10 * time.Second
+	// DefaultStatusResync is how often a ready GitTarget's status is refreshed without a
+	// change; a stalled one is looked at stalledResyncs times less often.
+	DefaultStatusResync = 30 * time.Second
+	stalledResyncs      = 4
+	workerStatusTimeout = 10 * time.Second
 )
 
 // GitTargetReconciler validates a GitTarget, attaches it to its branch's worker, runs the
@@ -44,6 +47,26 @@ type GitTargetReconciler struct {
 	Pipeline *Pipeline
 	// Events records transitions on the GitTarget (nil records none).
 	Events events.EventRecorder
+	// Resync is how often a ready target's status is refreshed without a change
+	// (DefaultStatusResync when 0).
+	Resync time.Duration
+}
+
+// requeueAfter is when a target is reconciled again without a change: soon while it works
+// towards ready, rarely while a person must fix something (the watches and the worker's
+// changes bring the fix sooner), now and then when ready.
+func (r *GitTargetReconciler) requeueAfter(prob *problem) time.Duration {
+	resync := r.Resync
+	if resync <= 0 {
+		resync = DefaultStatusResync
+	}
+	switch {
+	case prob == nil:
+		return resync
+	case prob.stalled:
+		return stalledResyncs * resync
+	}
+	return targetRequeueNotReady
 }
 
 // SetupWithManager registers the reconciler and everything that affects a target.
@@ -94,21 +117,16 @@ func (r *GitTargetReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 		}
 		return reconcile.Result{}, prob
 	}
-	after := targetRequeueReady
 	if prob != nil {
 		conds.set(prob.condition, false, prob.reason, prob.message)
 		conds.ready(false, prob.reason, prob.message, prob.stalled)
-		after = targetRequeueNotReady
-		if prob.stalled {
-			after = targetRequeueStalled // the watches bring the fix; this is a safety net
-		}
 	}
 	t.Status.ObservedGeneration = t.Generation
 	if err := r.Status().Patch(ctx, &t, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
 		return reconcile.Result{}, fmt.Errorf("update status of GitTarget %s: %w", name, err)
 	}
 	r.recordTransitions(orig, &t)
-	return reconcile.Result{RequeueAfter: after}, nil
+	return reconcile.Result{RequeueAfter: r.requeueAfter(prob)}, nil
 }
 
 // sync brings the pipeline in line with the target and fills its status. A problem leaves
@@ -203,12 +221,13 @@ func (r *GitTargetReconciler) workerConfig(p *v1.GitProvider, creds gitrepo.Cred
 		Branch:          branch,
 		Credentials:     creds,
 		AllowedBranches: p.Spec.AllowedBranches,
-		Committer:       worker.Author{Name: "GitOps Reverser", Email: "gitops-reverser@localhost"},
 		SigningKey:      pem,
 		Reducer:         r.Pipeline.Reducer,
 		Metrics:         r.Pipeline.Metrics,
+		Changes:         r.Pipeline.Changes,
 		Log:             log.Log.WithName("worker").WithValues("provider", p.Namespace+"/"+p.Name, "branch", branch),
 	}
+	// Without spec.commit.committer the worker's default is the API's documented one.
 	if c := p.Spec.Commit.Committer; c != nil {
 		cfg.Committer = worker.Author{Name: c.Name, Email: c.Email}
 	}

@@ -31,8 +31,11 @@ type Pipeline struct {
 	// DigestKeys holds the key of sealed Secrets' digests.
 	DigestKeys *digestKeys
 	// Retarget carries requests to reconcile GitTargets that another change affects
-	// (a replaced worker, a catalog change).
+	// (a replaced worker, a catalog change, a change of a worker's state).
 	Retarget chan event.GenericEvent
+	// Changes gathers the targets whose worker state changed; workerChanges turns them
+	// into Retarget requests.
+	Changes *worker.Changes
 }
 
 // discoveryRan is the readiness check: the operator is ready once discovery answered (the

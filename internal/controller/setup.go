@@ -44,6 +44,9 @@ type SetupOptions struct {
 	AttributionGrace time.Duration
 	// CatalogOptions tune discovery refreshes.
 	CatalogOptions []watch.CatalogOption
+	// StatusResync is how often a ready GitTarget's status is refreshed without a change
+	// (DefaultStatusResync when 0).
+	StatusResync time.Duration
 }
 
 // Setup builds the pipeline and registers every reconciler with mgr. The pipeline runs
@@ -77,6 +80,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
 		Tune:      opts.Tune,
 		Metrics:   m,
 		Retarget:  make(chan event.GenericEvent, 256),
+		Changes:   worker.NewChanges(),
 	}
 	p.DigestKeys = &digestKeys{client: mgr.GetClient(), namespace: opts.StateNamespace}
 	rulesRecheck := make(chan event.GenericEvent, 256)
@@ -97,11 +101,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
 		func() error {
 			return mgr.Add(&catalogNotifier{client: c, catalog: p.Catalog, targets: p.Retarget, rules: rulesRecheck, clusterRules: clusterRulesRecheck})
 		},
+		func() error { return mgr.Add(&workerChanges{changes: p.Changes, targets: p.Retarget}) },
 		func() error {
 			return (&GitProviderReconciler{Client: c, ProbeDir: filepath.Join(opts.WorkDir, "probes")}).SetupWithManager(mgr)
 		},
 		func() error {
-			return (&GitTargetReconciler{Client: c, Pipeline: p, Events: mgr.GetEventRecorder("gitops-reverser")}).SetupWithManager(mgr)
+			return (&GitTargetReconciler{Client: c, Pipeline: p, Events: mgr.GetEventRecorder("gitops-reverser"), Resync: opts.StatusResync}).SetupWithManager(mgr)
 		},
 		func() error { return mgr.AddReadyzCheck("discovery", p.discoveryRan) },
 		func() error {
@@ -178,6 +183,30 @@ func (n *catalogNotifier) notify(ctx context.Context) {
 	if n.client.List(ctx, &clusterRules) == nil {
 		for i := range clusterRules.Items {
 			send(ctx, n.clusterRules, &clusterRules.Items[i])
+		}
+	}
+}
+
+// workerChanges asks the GitTargets whose worker state changed to report it
+// (docs/controllers.md#status-follows-the-worker).
+type workerChanges struct {
+	changes *worker.Changes
+	targets chan event.GenericEvent
+}
+
+var _ manager.Runnable = (*workerChanges)(nil)
+
+func (w *workerChanges) Start(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-w.changes.Ready():
+		}
+		for _, name := range w.changes.Take() {
+			obj := &v1.GitTarget{}
+			obj.Namespace, obj.Name = splitName(name)
+			send(ctx, w.targets, obj)
 		}
 	}
 }

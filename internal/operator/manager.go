@@ -90,7 +90,7 @@ func Run(ctx context.Context, opts Options) error {
 		workDir = filepath.Join(os.TempDir(), "gitops-reverser")
 	}
 	if err := controller.Setup(ctx, mgr, controller.SetupOptions{WorkDir: workDir, Tune: opts.Tune, StateNamespace: stateNamespace(opts),
-		Attribution: index, AttributionGrace: opts.AttributionGrace, SensitiveTypes: sensitive}); err != nil {
+		Attribution: index, AttributionGrace: opts.AttributionGrace, SensitiveTypes: sensitive, StatusResync: opts.StatusResync}); err != nil {
 		return fmt.Errorf("set up controllers: %w", err)
 	}
 	if err := mgr.Start(ctx); err != nil {

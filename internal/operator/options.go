@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/gitops-reverser/gitops-reverser/internal/controller"
 	"github.com/gitops-reverser/gitops-reverser/internal/watch"
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
 )
@@ -42,6 +43,8 @@ type Options struct {
 	// SensitiveTypes are "resource.group" names (core: "resource") written only
 	// encrypted, like Secrets.
 	SensitiveTypes string
+	// StatusResync is how often a ready GitTarget's status is refreshed without a change.
+	StatusResync time.Duration
 }
 
 // BindFlags registers the options on fs with their defaults.
@@ -60,6 +63,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.AuditClientCAFile, "audit-client-ca-file", "", "CA that signs the kube-apiserver's audit client certificates.")
 	fs.BoolVar(&o.AuditInsecure, "audit-insecure", false, "Serve the audit webhook over plain HTTP (local use only).")
 	fs.StringVar(&o.SensitiveTypes, "sensitive-types", "", "Comma-separated resource types written only encrypted, like Secrets (which always are), as resource.group, e.g. \"certificates.cert-manager.io,configmaps\".")
+	fs.DurationVar(&o.StatusResync, "status-resync", controller.DefaultStatusResync, "How often a ready GitTarget's status (last commit, retained documents) is refreshed without a change; changes of its conditions are reported as they happen.")
 	fs.DurationVar(&o.AttributionGrace, "attribution-grace", 3*time.Second, "How long a change waits for the audit event that names its author before it is committed as unknown (attribution unresolved).")
 }
 
@@ -75,6 +79,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("the audit webhook needs --audit-cert-file, --audit-key-file and --audit-client-ca-file (kube-apiserver's client certificate is verified), or --audit-insecure for local use")
 	case o.AttributionGrace < 0:
 		return fmt.Errorf("--attribution-grace must not be negative")
+	case o.StatusResync < 0:
+		return fmt.Errorf("--status-resync must not be negative (0 means the default, %s)", controller.DefaultStatusResync)
 	}
 	_, err := ParseSensitiveTypes(o.SensitiveTypes)
 	return err

@@ -25,6 +25,8 @@ type branchState struct {
 	localTip string
 
 	targets map[string]*targetState
+	// reported is each target's state as last told to cfg.Changes (reportedState).
+	reported map[string]string
 
 	// window is the one open commit window, or nil.
 	window *window

@@ -140,6 +140,9 @@ type Config struct {
 
 	// Metrics records what the worker does; nil records nothing.
 	Metrics *metrics.Metrics
+	// Changes, when set, is told the targets whose reported state changed, so that their
+	// conditions follow within seconds (docs/controllers.md#status-follows-the-worker).
+	Changes *Changes `json:"-"`
 
 	// Dir holds the local copy of the repository.
 	Dir string

@@ -64,7 +64,7 @@ func New(cfg Config) (*Worker, error) {
 	return &Worker{
 		inbox: make(chan any, 1024),
 		done:  make(chan struct{}),
-		state: &branchState{cfg: cfg, repo: repo, messages: msgs, signer: signer, targets: map[string]*targetState{},
+		state: &branchState{cfg: cfg, repo: repo, messages: msgs, signer: signer, targets: map[string]*targetState{}, reported: map[string]string{},
 			branchLabel: branchLabel(cfg)},
 	}, nil
 }
@@ -163,6 +163,7 @@ func (w *Worker) Run(ctx context.Context) {
 	for {
 		now := time.Now()
 		s.tick(ctx, now)
+		s.publishChanges()
 		resetTimer(timer, s.nextWake(now).Sub(now))
 		select {
 		case <-ctx.Done():

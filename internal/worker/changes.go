@@ -1,0 +1,91 @@
+package worker
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// Changes collects the GitTargets whose reported state changed (a folder refused or
+// accepted again, a refused write, RenderMatchesLive, a failing or recovered remote), so
+// that the reconcilers bring their conditions up to date within seconds instead of at their
+// next resync. Mark never blocks a worker: names are gathered in a set until Take, and one
+// signal stands for any number of marks. A nil *Changes ignores marks.
+type Changes struct {
+	mu     sync.Mutex
+	names  map[string]struct{}
+	signal chan struct{}
+}
+
+// NewChanges returns an empty collector.
+func NewChanges() *Changes {
+	return &Changes{names: map[string]struct{}{}, signal: make(chan struct{}, 1)}
+}
+
+// Mark records that the state of the named targets ("namespace/name") changed.
+func (c *Changes) Mark(names ...string) {
+	if c == nil || len(names) == 0 {
+		return
+	}
+	c.mu.Lock()
+	for _, n := range names {
+		c.names[n] = struct{}{}
+	}
+	c.mu.Unlock()
+	select {
+	case c.signal <- struct{}{}:
+	default: // a signal is already waiting; it covers these names too
+	}
+}
+
+// Ready is signalled after a Mark; Take then returns the names.
+func (c *Changes) Ready() <-chan struct{} { return c.signal }
+
+// Take returns the marked names, sorted, and forgets them.
+func (c *Changes) Take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.names))
+	for n := range c.names {
+		out = append(out, n)
+	}
+	clear(c.names)
+	sort.Strings(out)
+	return out
+}
+
+// publishChanges marks the targets whose reported state differs from what was last
+// reported. Only what the GitTarget's conditions show is compared, so a push that only
+// moves the tip reconciles nothing.
+func (s *branchState) publishChanges() {
+	if s.cfg.Changes == nil {
+		return
+	}
+	var changed []string
+	for name, ts := range s.targets {
+		now := s.reportedState(ts)
+		if s.reported[name] != now {
+			s.reported[name] = now
+			changed = append(changed, name)
+		}
+	}
+	for name := range s.reported {
+		if _, ok := s.targets[name]; !ok {
+			delete(s.reported, name)
+		}
+	}
+	s.cfg.Changes.Mark(changed...)
+}
+
+// reportedState is what of a target's state its conditions show, as one comparable string.
+func (s *branchState) reportedState(ts *targetState) string {
+	refused, failing := "", ""
+	if ts.refused != nil {
+		refused = ts.refused.Error()
+	}
+	if s.lastErr != nil {
+		failing = s.lastErr.Error()
+	}
+	f := ts.fidelity.status()
+	return fmt.Sprintf("%t\x00%q\x00%q\x00%q\x00%s\x00%q", s.ready, failing, refused, ts.boundary, f.State, f.Divergence)
+}
