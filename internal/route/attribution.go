@@ -16,36 +16,28 @@ type Attributor interface {
 }
 
 // attributed carries one target's changes through the attribution join: each object's
-// changes are resolved and handed on in order, different objects concurrently. A snapshot
-// starts a new epoch: a change from before it that is still being resolved is dropped,
-// since the snapshot holds the object's newer state (as the gate drops held events).
+// changes are resolved and handed on in order (one resolver goroutine per object),
+// different objects concurrently. A change still being resolved when a snapshot of its
+// stream arrives is dropped by the gate, which knows the epoch it was read in: the
+// snapshot holds the object's newer state (as the gate drops held events).
 type attributed struct {
 	attr Attributor
 
-	// mu orders hand-overs against snapshots: a change is handed on, or dropped, entirely
-	// before or after a snapshot.
+	// mu guards pending only; it is never held while a change is resolved or handed on.
 	mu      sync.Mutex
-	epoch   int
 	pending map[layout.Identity][]queued
 }
 
 type queued struct {
-	ctx   context.Context
-	res   watch.Resource
-	ch    watch.Change
-	ev    worker.Event
-	epoch int
+	ctx    context.Context
+	res    watch.Resource
+	ch     watch.Change
+	ev     worker.Event
+	handOn func(context.Context, worker.Event) error
 }
 
 func newAttributed(attr Attributor) *attributed {
 	return &attributed{attr: attr, pending: map[layout.Identity][]queued{}}
-}
-
-// newEpoch is called before a snapshot is handed on.
-func (a *attributed) newEpoch() {
-	a.mu.Lock()
-	a.epoch++
-	a.mu.Unlock()
 }
 
 // enqueue queues one change; the first change of an idle object starts its resolver.
@@ -53,27 +45,26 @@ func (a *attributed) enqueue(ctx context.Context, res watch.Resource, ch watch.C
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	id := ch.Object.ID
-	q := queued{ctx: ctx, res: res, ch: ch, ev: ev, epoch: a.epoch}
+	q := queued{ctx: ctx, res: res, ch: ch, ev: ev, handOn: handOn}
 	busy := len(a.pending[id]) > 0
 	a.pending[id] = append(a.pending[id], q)
 	if !busy {
-		go a.resolve(id, handOn)
+		go a.resolve(id)
 	}
 }
 
-// resolve works through one object's queue until it is empty.
-func (a *attributed) resolve(id layout.Identity, handOn func(context.Context, worker.Event) error) {
+// resolve works through one object's queue until it is empty. The change stays first in
+// the queue until it was handed on, so a later change of the object waits behind it.
+func (a *attributed) resolve(id layout.Identity) {
 	for {
 		a.mu.Lock()
 		q := a.pending[id][0]
 		a.mu.Unlock()
 
 		q.ev.Author, q.ev.Trailers = a.attr.Author(q.ctx, q.res, q.ch)
+		_ = q.handOn(q.ctx, q.ev) // a failure is re-derived by the next snapshot
 
 		a.mu.Lock()
-		if q.epoch == a.epoch {
-			_ = handOn(q.ctx, q.ev) // a failure is re-derived by the next snapshot
-		}
 		rest := a.pending[id][1:]
 		if len(rest) == 0 {
 			delete(a.pending, id)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gitops-reverser/gitops-reverser/internal/ownership"
 	"github.com/gitops-reverser/gitops-reverser/internal/watch"
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
 )
@@ -28,18 +29,32 @@ var errNoWorker = errors.New("no branch worker for this GitTarget")
 // awaited snapshot arrives (or gatherTimeout passes) it hands the snapshots to the worker
 // in one Resync, then the held events in arrival order. A snapshot supersedes what its
 // stream sent before it: held events of that stream and an earlier snapshot of it are
-// dropped, so that nothing older lands after something newer. Streams call the gate from
-// their goroutines; its mutex keeps one target's deliveries in order.
+// dropped, so that nothing older lands after something newer.
+//
+// Locking: mu guards the gate's state and is never held while anything is handed to the
+// worker or while anything outside the gate is called. The order of one target's
+// hand-overs is kept by turn: a delivery takes it (giving up when its context ends),
+// decides under mu, and hands over after unlocking mu. Only this target's own deliveries
+// wait for the turn; the router (apply, expect) and other targets never do, so a worker
+// whose inbox is full holds up nobody but its own streams. The gate never calls the
+// router: the router hands it what it decided (apply), and the gate finds the worker in
+// the registry below it.
 type gate struct {
-	workerOf func() (*worker.Worker, bool)
+	// lookup finds the running worker of a branch (the registry's Lookup).
+	lookup func(ownership.BranchKey) (*worker.Worker, bool)
+	// turn holds one token: whoever holds it is the only one handing this target's
+	// snapshots and events to the worker.
+	turn chan struct{}
 
 	mu sync.Mutex
+	// route is the router's latest decision for the target.
+	route view
+	// epochs counts the snapshots of each stream: a change read before its stream's
+	// latest snapshot (one still being attributed) is dropped at hand-over.
+	epochs map[watch.StreamKey]int
 	// waiting maps each awaited stream to the fingerprint of the subscriber whose
 	// snapshot counts (a replaced subscriber's late snapshot does not).
 	waiting map[watch.StreamKey]string
-	// current is the set of streams the target subscribes to; events and snapshots of
-	// others are dropped at hand-over. Nil until the router sets it.
-	current map[watch.StreamKey]bool
 	snaps   []gathered
 	held    []heldEvent
 	// retrying is set while a failed hand-over waits to be tried again: everything is
@@ -60,20 +75,65 @@ type heldEvent struct {
 	ev  worker.Event
 }
 
-func newGate(workerOf func() (*worker.Worker, bool)) *gate {
-	return &gate{workerOf: workerOf, waiting: map[watch.StreamKey]string{}}
+// view is what the router decided for one target: the branch it writes and the streams it
+// subscribes to. The router builds a new view under its lock and hands it to the gate
+// after unlocking; version orders views handed over concurrently.
+type view struct {
+	version  int
+	attached bool
+	key      ownership.BranchKey
+	// current is the set of streams the target subscribes to; events and snapshots of
+	// others are dropped at hand-over. Nil until the first Wanted: every stream counts.
+	// Never changed once in a view.
+	current map[watch.StreamKey]bool
+}
+
+func newGate(lookup func(ownership.BranchKey) (*worker.Worker, bool)) *gate {
+	return &gate{lookup: lookup, turn: make(chan struct{}, 1), epochs: map[watch.StreamKey]int{}, waiting: map[watch.StreamKey]string{}}
 }
 
 func (g *gate) holding() bool { return len(g.waiting) > 0 || g.retrying }
 
-// setCurrent records the streams the target subscribes to now.
-func (g *gate) setCurrent(keys []watch.StreamKey) {
+// apply takes the router's decision unless a newer one arrived first.
+func (g *gate) apply(v view) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.current = make(map[watch.StreamKey]bool, len(keys))
-	for _, k := range keys {
-		g.current[k] = true
+	if v.version > g.route.version {
+		g.route = v
 	}
+}
+
+// take waits for the turn to hand this target's deliveries over, or for ctx to end.
+func (g *gate) take(ctx context.Context) error {
+	select {
+	case g.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (g *gate) give() { <-g.turn }
+
+// epoch is the number of snapshots stream key delivered so far; a change carries the epoch
+// it was read in.
+func (g *gate) epoch(key watch.StreamKey) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.epochs[key]
+}
+
+// workerFor returns the worker a view routes to: none while the target is detached or its
+// branch's worker is being replaced.
+func (g *gate) workerFor(v view) (*worker.Worker, error) {
+	if !v.attached {
+		return nil, errNoWorker
+	}
+	w, ok := g.lookup(v.key)
+	if !ok {
+		return nil, errNoWorker
+	}
+	return w, nil
 }
 
 // expect makes the gate wait for the next snapshot of each stream from the subscriber
@@ -101,17 +161,25 @@ func (g *gate) arm(d time.Duration) {
 }
 
 func (g *gate) snapshot(ctx context.Context, key watch.StreamKey, fingerprint string, snaps []worker.Snapshot) error {
+	if err := g.take(ctx); err != nil {
+		return err
+	}
+	defer g.give()
 	g.mu.Lock()
-	defer g.mu.Unlock()
+	g.epochs[key]++
 	if !g.holding() {
-		return g.resync(ctx, snaps)
+		v := g.route
+		g.mu.Unlock()
+		return g.resync(ctx, v, snaps)
 	}
 	g.supersede(key)
 	g.snaps = append(g.snaps, gathered{key: key, snaps: snaps})
 	if fp, ok := g.waiting[key]; ok && fp == fingerprint {
 		delete(g.waiting, key)
 	}
-	if len(g.waiting) == 0 && !g.retrying {
+	complete := len(g.waiting) == 0 && !g.retrying
+	g.mu.Unlock()
+	if complete {
 		return g.flush(ctx)
 	}
 	return nil
@@ -123,84 +191,138 @@ func (g *gate) supersede(key watch.StreamKey) {
 	g.snaps = slices.DeleteFunc(g.snaps, func(s gathered) bool { return s.key == key })
 }
 
-func (g *gate) submit(ctx context.Context, key watch.StreamKey, ev worker.Event) error {
+// submit hands one event of stream key, read in the given epoch, to the worker: held while
+// the gate gathers, dropped when a later snapshot of its stream superseded it.
+func (g *gate) submit(ctx context.Context, key watch.StreamKey, epoch int, ev worker.Event) error {
+	if err := g.take(ctx); err != nil {
+		return err
+	}
+	defer g.give()
 	g.mu.Lock()
-	defer g.mu.Unlock()
+	if epoch < g.epochs[key] {
+		g.mu.Unlock()
+		return nil // the snapshot holds the object's newer state
+	}
 	if g.holding() {
 		g.held = append(g.held, heldEvent{key: key, ev: ev})
+		g.mu.Unlock()
 		return nil
 	}
-	w, ok := g.workerOf()
-	if !ok {
-		return errNoWorker
+	v := g.route
+	g.mu.Unlock()
+	w, err := g.workerFor(v)
+	if err != nil {
+		return err
 	}
 	return w.Submit(ctx, ev)
 }
 
 // timeout hands over what a round gathered when some stream never delivered its snapshot,
-// or retries a failed hand-over.
+// or retries a failed hand-over. When the turn stays taken (the worker's inbox is full), the
+// round is tried again later rather than given up.
 func (g *gate) timeout(round int) {
+	ctx, cancel := context.WithTimeout(context.Background(), gatherTimeout)
+	defer cancel()
+	if err := g.take(ctx); err != nil {
+		g.mu.Lock()
+		if round == g.round {
+			g.arm(retryDelay)
+		}
+		g.mu.Unlock()
+		return
+	}
+	defer g.give()
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	if round != g.round || !g.holding() {
+		g.mu.Unlock()
 		return
 	}
 	clear(g.waiting)
 	g.retrying = false
-	ctx, cancel := context.WithTimeout(context.Background(), gatherTimeout)
-	defer cancel()
+	g.mu.Unlock()
 	_ = g.flush(ctx)
 }
 
-// flush hands the gathered snapshots and held events to the worker. What it could not hand
-// over stays, and is tried again after retryDelay. Called with mu held.
+// flush hands the gathered snapshots and then the held events to the worker, one at a time
+// and never under mu. What it could not hand over stays, and is tried again after
+// retryDelay. The caller holds the turn, so nothing else adds snapshots or held events
+// meanwhile; expect may start a new gathering, which holds what comes after.
 func (g *gate) flush(ctx context.Context) error {
-	if g.timer != nil {
-		g.timer.Stop()
-		g.timer = nil
-	}
+	g.mu.Lock()
+	g.stopTimer()
 	var snaps []worker.Snapshot
 	for _, s := range g.snaps {
 		if g.isCurrent(s.key) {
 			snaps = append(snaps, s.snaps...)
 		}
 	}
-	if err := g.resync(ctx, snaps); err != nil {
+	v := g.route
+	g.mu.Unlock()
+	if err := g.resync(ctx, v, snaps); err != nil {
 		return g.later(err)
 	}
+	g.mu.Lock()
 	g.snaps = nil
-	w, ok := g.workerOf()
-	for len(g.held) > 0 {
-		h := g.held[0]
-		if g.isCurrent(h.key) {
-			if !ok {
-				return g.later(errNoWorker)
+	g.mu.Unlock()
+	for {
+		h, current, v, ok := g.nextHeld()
+		if !ok {
+			return nil
+		}
+		if current {
+			w, err := g.workerFor(v)
+			if err == nil {
+				err = w.Submit(ctx, h.ev)
 			}
-			if err := w.Submit(ctx, h.ev); err != nil {
+			if err != nil {
 				return g.later(err)
 			}
 		}
+		g.mu.Lock()
 		g.held = g.held[1:]
+		g.mu.Unlock()
 	}
-	return nil
+}
+
+// nextHeld returns the first held event, whether its stream is still subscribed, and the
+// route to hand it over on.
+func (g *gate) nextHeld() (heldEvent, bool, view, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.held) == 0 {
+		return heldEvent{}, false, view{}, false
+	}
+	h := g.held[0]
+	return h, g.isCurrent(h.key), g.route, true
+}
+
+func (g *gate) stopTimer() {
+	if g.timer != nil {
+		g.timer.Stop()
+		g.timer = nil
+	}
 }
 
 // later keeps what is left and arms a retry.
 func (g *gate) later(err error) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	g.retrying = true
 	g.arm(retryDelay)
 	return err
 }
 
-func (g *gate) isCurrent(key watch.StreamKey) bool { return g.current == nil || g.current[key] }
+func (g *gate) isCurrent(key watch.StreamKey) bool {
+	return g.route.current == nil || g.route.current[key]
+}
 
-func (g *gate) resync(ctx context.Context, snaps []worker.Snapshot) error {
+func (g *gate) resync(ctx context.Context, v view, snaps []worker.Snapshot) error {
 	if len(snaps) == 0 {
 		return nil
 	}
-	w, ok := g.workerOf()
-	if !ok {
-		return errNoWorker
+	w, err := g.workerFor(v)
+	if err != nil {
+		return err
 	}
 	return w.Resync(ctx, snaps...)
 }

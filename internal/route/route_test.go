@@ -95,7 +95,7 @@ func startWorker(t *testing.T) (*worker.Worker, *testenv.GitServer) {
 
 func TestGateLandsTheFirstSnapshotsOfATargetInOneCommitAndHoldsLaterEvents(t *testing.T) {
 	w, g := startWorker(t)
-	gate := newGate(func() (*worker.Worker, bool) { return w, true })
+	gate := gateTo(w)
 	cms := &sink{target: "team/live", sub: subscription(t, configMaps, "", "a"), fingerprint: "0/1", gate: gate}
 	svcs := &sink{target: "team/live", sub: subscription(t, services, "", "a"), fingerprint: "0/1", gate: gate}
 	gate.expect(map[watch.StreamKey]string{cms.sub.Key: "0/1", svcs.sub.Key: "0/1"})
@@ -152,7 +152,7 @@ func configMapWith(ns, name, value string) watch.Object {
 
 func TestAReSnapshotWhileGatheringSupersedesTheEventsHeldBeforeIt(t *testing.T) {
 	w, g := startWorker(t)
-	gate := newGate(func() (*worker.Worker, bool) { return w, true })
+	gate := gateTo(w)
 	cms := &sink{target: "team/live", sub: subscription(t, configMaps, "", "a"), fingerprint: "0/1", gate: gate}
 	svcs := &sink{target: "team/live", sub: subscription(t, services, "", "a"), fingerprint: "0/1", gate: gate}
 	gate.expect(map[watch.StreamKey]string{cms.sub.Key: "0/1", svcs.sub.Key: "0/1"})
@@ -182,7 +182,7 @@ func TestAReSnapshotWhileGatheringSupersedesTheEventsHeldBeforeIt(t *testing.T) 
 
 func TestAnObjectWhoseLabelsLeaveTheSelectorIsDeleted(t *testing.T) {
 	w, g := startWorker(t)
-	gate := newGate(func() (*worker.Worker, bool) { return w, true })
+	gate := gateTo(w)
 	web := &sink{target: "team/live", sub: subscription(t, configMaps, "tier=web", "a"), gate: gate}
 	ctx := context.Background()
 	before := object("ConfigMap", "a", "x", map[string]string{"tier": "web"})
@@ -212,7 +212,7 @@ func (s slowAttributor) Author(ctx context.Context, _ watch.Resource, ch watch.C
 
 func TestAttributionKeepsOneObjectsOrderAndNeverHoldsOthersOrOvertakesASnapshot(t *testing.T) {
 	w, g := startWorker(t)
-	gate := newGate(func() (*worker.Worker, bool) { return w, true })
+	gate := gateTo(w)
 	s := &sink{target: "team/live", sub: subscription(t, configMaps, "", "a"), gate: gate,
 		attributed: newAttributed(slowAttributor{delay: map[string]time.Duration{"slow": 2 * time.Second, "stale": 3 * time.Second}})}
 	ctx := context.Background()

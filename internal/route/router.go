@@ -11,8 +11,10 @@ import (
 )
 
 // Router knows which branch each GitTarget writes and builds the subscribers that carry
-// the target's streams to that branch's worker. The mutex guards only its maps; deliveries
-// go through each target's gate.
+// the target's streams to that branch's worker. The mutex guards only its maps and is never
+// held while anything else is called: what it decides for a target is handed to the
+// target's gate (a view) after unlocking. Deliveries go through each target's gate, which
+// never calls back into the router.
 type Router struct {
 	registry *worker.Registry
 	// attr names authors when attribution is on (nil: off).
@@ -34,6 +36,17 @@ type targetRoute struct {
 	// subs are the subscriptions last handed out, with a revision each that changes when
 	// the subscription does.
 	subs map[watch.StreamKey]revisioned
+	// current is the set of streams subscribed to (nil before the first Wanted); replaced,
+	// never changed in place, since views share it.
+	current map[watch.StreamKey]bool
+	// version counts the views handed to the gate.
+	version int
+}
+
+// view returns the next view of the target for its gate. Called with the router's lock held.
+func (tr *targetRoute) view(attached bool) view {
+	tr.version++
+	return view{version: tr.version, attached: attached, key: tr.key, current: tr.current}
 }
 
 type revisioned struct {
@@ -52,25 +65,33 @@ func NewRouter(registry *worker.Registry, attr Attributor, sensitive watch.Sensi
 // branch renews its subscriptions.
 func (r *Router) Attach(target string, key ownership.BranchKey) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	tr, ok := r.targets[target]
-	if !ok {
-		tr = &targetRoute{key: key, subs: map[watch.StreamKey]revisioned{}}
-		tr.gate = newGate(func() (*worker.Worker, bool) { return r.workerOf(target) })
+	switch {
+	case !ok:
+		tr = &targetRoute{key: key, subs: map[watch.StreamKey]revisioned{}, gate: newGate(r.registry.Lookup)}
 		r.targets[target] = tr
-		return
-	}
-	if tr.key != key {
+	case tr.key != key:
 		tr.key = key
 		tr.generation++
 	}
+	v := tr.view(true)
+	r.mu.Unlock()
+	tr.gate.apply(v)
 }
 
 // Detach forgets target; its sinks deliver nothing more.
 func (r *Router) Detach(target string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	tr, ok := r.targets[target]
 	delete(r.targets, target)
+	var v view
+	if ok {
+		v = tr.view(false)
+	}
+	r.mu.Unlock()
+	if ok {
+		tr.gate.apply(v)
+	}
 }
 
 // Key returns the branch target writes.
@@ -102,9 +123,9 @@ func (r *Router) TargetsOf(key ownership.BranchKey) []string {
 // subscriptions; they would deliver nothing).
 func (r *Router) Wanted(target string, subs []watch.Subscription, sealer Sealer) []watch.Wanted {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	tr, ok := r.targets[target]
 	if !ok {
+		r.mu.Unlock()
 		return nil
 	}
 	next := make(map[watch.StreamKey]revisioned, len(subs))
@@ -129,7 +150,13 @@ func (r *Router) Wanted(target string, subs []watch.Subscription, sealer Sealer)
 		})
 	}
 	tr.subs = next
-	tr.gate.setCurrent(watch.StreamKeys(subs))
+	tr.current = make(map[watch.StreamKey]bool, len(subs))
+	for _, k := range watch.StreamKeys(subs) {
+		tr.current[k] = true
+	}
+	v := tr.view(true)
+	r.mu.Unlock()
+	tr.gate.apply(v)
 	return wanted
 }
 
@@ -161,14 +188,6 @@ func (r *Router) Renew(key ownership.BranchKey) {
 			tr.generation++
 		}
 	}
-}
-
-func (r *Router) workerOf(target string) (*worker.Worker, bool) {
-	key, ok := r.Key(target)
-	if !ok {
-		return nil, false
-	}
-	return r.registry.Lookup(key)
 }
 
 func (r *Router) newSink(target string, sub watch.Subscription, fp string, g *gate, sealer Sealer) *sink {

@@ -64,9 +64,6 @@ func (s *sink) Snapshot(ctx context.Context, res watch.Resource, objects []watch
 			obj.Doc = sealed // nil when sealing failed: kept, not swept
 		}
 	}
-	if s.attributed != nil {
-		s.attributed.newEpoch()
-	}
 	return s.gate.snapshot(ctx, s.sub.Key, s.fingerprint, snaps)
 }
 
@@ -119,11 +116,14 @@ func (s *sink) Change(ctx context.Context, res watch.Resource, ch watch.Change) 
 		}
 		ev.Doc = sealed
 	}
+	// The epoch this change was read in: should a snapshot of the stream reach the gate
+	// before the change does (it waited for its author), the gate drops it.
+	epoch := s.gate.epoch(s.sub.Key)
 	if s.attributed != nil {
 		s.attributed.enqueue(ctx, res, ch, ev, func(ctx context.Context, ev worker.Event) error {
-			return s.gate.submit(ctx, s.sub.Key, ev)
+			return s.gate.submit(ctx, s.sub.Key, epoch, ev)
 		})
 		return nil
 	}
-	return s.gate.submit(ctx, s.sub.Key, ev)
+	return s.gate.submit(ctx, s.sub.Key, epoch, ev)
 }
