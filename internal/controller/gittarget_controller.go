@@ -317,8 +317,12 @@ func (r *GitTargetReconciler) report(ctx context.Context, t *v1.GitTarget, w *wo
 			message: msg + "; nothing is written into the folder until it is fixed"}
 	}
 	if msg, refused := st.Boundary[name]; refused {
+		if _, held := st.Held[name]; held {
+			return &problem{condition: v1.ConditionGitPathAccepted, reason: v1.ReasonWriteBoundaryRefused,
+				message: msg + "; the batch could not be written without it, so it and the target's later changes are held and tried again when the folder changes"}
+		}
 		return &problem{condition: v1.ConditionGitPathAccepted, reason: v1.ReasonWriteBoundaryRefused,
-			message: msg + "; later changes are still written"}
+			message: msg + "; the refused change is kept and tried again when the folder changes, later changes are still written"}
 	}
 	conds.set(v1.ConditionGitPathAccepted, true, ReasonReady, fmt.Sprintf("folder %q of branch %q is the operator's to write", t.Spec.Path, t.Spec.Branch))
 	if prob := reportFidelity(conds, st.Fidelity[name]); prob != nil {
@@ -329,6 +333,9 @@ func (r *GitTargetReconciler) report(ctx context.Context, t *v1.GitTarget, w *wo
 	}
 	conds.set(v1.ConditionStreamsRunning, true, ReasonReady, streamsMessage(len(r.Pipeline.Hub.Status(name))))
 	switch {
+	case st.Held[name] != "":
+		return &problem{condition: v1.ConditionReady, reason: ReasonWritesHeld,
+			message: fmt.Sprintf("%s; the target's changes are kept and tried again at %s, nothing is dropped", st.Held[name], st.RecheckAt.UTC().Format(time.RFC3339))}
 	case st.Failures > 0:
 		return &problem{condition: v1.ConditionReady, reason: ReasonPushFailing,
 			message: fmt.Sprintf("%s; retrying at %s, nothing is dropped", st.LastError, st.RetryAt.UTC().Format(time.RFC3339))}
@@ -345,7 +352,7 @@ func reportFidelity(conds conditions, f worker.Fidelity) *problem {
 	switch f.State {
 	case worker.FidelityFalse:
 		return &problem{condition: v1.ConditionRenderMatchesLive, reason: v1.ReasonRenderDoesNotMatchLive,
-			message: f.Divergence + ": something outside the folder (a Flux postBuild substitution?) sets it; nothing is written to the folder until a new snapshot (a restarted watch or a changed GitTarget or rule) measures every value clean"}
+			message: f.Divergence + ": something outside the folder (a Flux postBuild substitution?) sets it; the target's changes are held, not dropped, until every value measures clean: put the live value in Git, or stop the substitution; it is measured again on every recheck and after every fetch that changes the folder"}
 	case worker.FidelityTrue:
 		conds.set(v1.ConditionRenderMatchesLive, true, ReasonRenderMatchesLive, "every rendered ${...} value equals the live value")
 	default:

@@ -24,4 +24,5 @@ const (
 	ReasonRenderMatchesLive   = "RenderMatchesLive"
 	ReasonRechecking          = "Rechecking"
 	ReasonOwnershipUnknown    = "OwnershipUnknown"
+	ReasonWritesHeld          = "WritesHeld"
 )

@@ -12,15 +12,21 @@ import (
 // Every rendered value holding a ${...} token must equal the live value; one that does not
 // means something outside the folder substituted it (a Flux postBuild), and writing the
 // live value back would replace the folder's variable with one environment's value. A
-// divergence blocks the target's writes until a snapshot of its scope (a new epoch: a
-// re-established watch or a changed scope) measures the scope clean. Snapshots are always
-// planned, so that the measurement happens; what they would write is held back with
-// everything else while blocked.
+// divergence holds the target's writes back (they are kept, not dropped) until the divergent
+// objects measure clean: again at every plan of the target (a recheck on its schedule, or a
+// fetch that changed the folder), with their last live documents against the render of the
+// new tip, or by a snapshot of their scope or a later live change of the object.
 type fidelityGate struct {
 	// measured is set once a snapshot was planned: before that the state is unknown.
 	measured bool
-	// divergent holds the objects measured divergent, by identity.
-	divergent map[layout.Identity]*kustomize.Divergence
+	// divergent holds the objects measured divergent, by identity, with the live document
+	// they were measured with.
+	divergent map[layout.Identity]divergentObject
+}
+
+type divergentObject struct {
+	d    *kustomize.Divergence
+	live []byte
 }
 
 // FidelityState is the RenderMatchesLive condition's status: "True", "False" or "Unknown".
@@ -51,8 +57,9 @@ func (g *fidelityGate) rescope(scope Scope) {
 }
 
 // measure compares an object's render (its document in Git, or its kustomize render) with
-// its live document.
+// its live document; the object's earlier measurement is replaced.
 func (g *fidelityGate) measure(id layout.Identity, render, live []byte) {
+	delete(g.divergent, id)
 	if render == nil || !bytes.Contains(render, []byte("${")) {
 		return
 	}
@@ -61,9 +68,21 @@ func (g *fidelityGate) measure(id layout.Identity, render, live []byte) {
 		return
 	}
 	if g.divergent == nil {
-		g.divergent = map[layout.Identity]*kustomize.Divergence{}
+		g.divergent = map[layout.Identity]divergentObject{}
 	}
-	g.divergent[id] = d
+	g.divergent[id] = divergentObject{d: d, live: live}
+}
+
+// forget drops the measurement of an object that was deleted.
+func (g *fidelityGate) forget(id layout.Identity) { delete(g.divergent, id) }
+
+// remeasure measures every divergent object again, with its last live document, against
+// renderOf (the render at the tip being planned on): a fix of the folder in Git reopens the
+// gate without waiting for a snapshot.
+func (g *fidelityGate) remeasure(renderOf func(layout.Identity) []byte) {
+	for id, o := range g.divergent {
+		g.measure(id, renderOf(id), o.live)
+	}
 }
 
 // blocked reports whether the target's writes are held back.
@@ -79,7 +98,7 @@ func (g *fidelityGate) first() *kustomize.Divergence {
 		return nil
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i].String() < ids[j].String() })
-	return g.divergent[ids[0]]
+	return g.divergent[ids[0]].d
 }
 
 func (g *fidelityGate) status() Fidelity {

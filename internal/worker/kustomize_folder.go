@@ -143,6 +143,9 @@ func (ts *targetState) endPlan() {
 type writeRefusal struct {
 	target string
 	err    error
+	// kept is set when only single objects were refused: their changes are kept for a
+	// retry (targetState.retry) and the batch is done; otherwise the batch is held.
+	kept bool
 }
 
 func (e *writeRefusal) Error() string {

@@ -24,7 +24,7 @@ func (s *branchState) handle(m any, now time.Time) {
 	case statusMsg:
 		m.reply <- s.status()
 	case probeMsg:
-		m.reply <- s.window == nil && len(s.closed) == 0
+		m.reply <- s.window == nil && !s.waitingToPlan()
 	}
 }
 
@@ -114,6 +114,7 @@ func (s *branchState) tick(ctx context.Context, now time.Time) {
 	// Fetch the branch as soon as the worker starts, not only once something is to be
 	// written: a target reports Ready only when its remote answered.
 	s.ensureReady(ctx, now)
+	s.recheckRefused(ctx, now)
 	s.planClosed(ctx, now)
 	if len(s.pending) == 0 || now.Before(s.nextPushAt()) {
 		return
@@ -135,10 +136,11 @@ func (s *branchState) nextWake(now time.Time) time.Time {
 			wake = at
 		}
 	}
-	if (len(s.closed) > 0 || !s.ready) && s.retryAt.Before(wake) {
+	// Held batches wait for the recheck below, not for the branch's retry.
+	if (s.waitingToPlan() || !s.ready) && s.retryAt.Before(wake) {
 		wake = s.retryAt
 	}
-	if (s.parked() || s.hasUnapplied()) && s.recheckAt.Before(wake) {
+	if (s.parked() || s.hasUnapplied() || s.hasRefused()) && s.recheckAt.Before(wake) {
 		wake = s.recheckAt
 	}
 	if len(s.pending) > 0 {
@@ -177,6 +179,7 @@ func (s *branchState) status() Status {
 		PendingWrite: len(s.pending),
 		Refused:      map[string]string{},
 		Boundary:     map[string]string{},
+		Held:         map[string]string{},
 		Fidelity:     map[string]Fidelity{},
 		Retained:     map[string]int{},
 		Pushes:       s.pushes,
@@ -201,6 +204,9 @@ func (s *branchState) status() Status {
 		}
 		if ts.boundary != "" {
 			st.Boundary[name] = ts.boundary
+		}
+		if ts.held != nil && ts.refused == nil {
+			st.Held[name] = ts.held.Error()
 		}
 		st.Fidelity[name] = ts.fidelity.status()
 	}

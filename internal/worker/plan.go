@@ -69,6 +69,12 @@ type targetState struct {
 	expect map[layout.Identity][]byte
 	// boundary is the last refused write (WriteBoundaryRefused); "" once a write lands.
 	boundary string
+	// held is why the target's batches wait for a recheck when it is not a refused folder
+	// (the render refused a batch as a whole, RenderMatchesLive, a failure); nil otherwise.
+	held error
+	// retry holds the changes the render refused for their object alone, until the folder
+	// changes or a later change of the object supersedes them.
+	retry map[layout.Identity]refusedChange
 	// fidelity is RenderMatchesLive.
 	fidelity fidelityGate
 }
@@ -183,14 +189,21 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 		// Without attribution the committer is the author, in the message as in the commit.
 		b.author = s.cfg.Committer
 	}
+	ts.forgetRefused(b)
+	tip := newTreeView(s.repo, s.localTip, ts.prefix)
+	ts.fidelity.remeasure(func(id layout.Identity) []byte { return s.renderOf(tip, ts, id) })
 	for _, snap := range b.snapshots {
 		ts.fidelity.rescope(snap.Scope)
 	}
 	excluded := map[string]bool{}
 	var refused []error // the verification's refusals, one per object left out
+	var kept []refusedChange
 	var p plannedBatch
 	for {
 		p = s.planBatch(ctx, ts, b, excluded)
+		if p.failed != nil {
+			return nil, fmt.Errorf("GitTarget %s: %w", b.target, p.failed)
+		}
 		if p.refusal == nil {
 			break
 		}
@@ -201,23 +214,26 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 		}
 		excluded[object] = true
 		refused = append(refused, p.refusal)
+		kept = append(kept, changesOf(p.actions, object, b, p.refusal)...)
 		ts.index, ts.kust, ts.expect = nil, nil, nil // plan again from the tip
 		if err := s.ensureIndex(ts); err != nil {
 			return nil, fmt.Errorf("GitTarget %s: %w", b.target, err)
 		}
 	}
 	refused = append(refused, p.objectRefusals...)
+	kept = append(kept, p.refusedChanges...)
 	if ts.fidelity.blocked() {
 		s.cfg.Metrics.Refused("render-does-not-match-live")
 		return nil, &writeRefusal{target: b.target, err: &blockedError{d: ts.fidelity.first()}}
 	}
 	s.reportRefusals(ts, refused)
+	ts.keepRefused(kept)
 	if len(p.actions) == 0 {
 		if len(p.v.order) > 0 {
 			ts.index = nil
 		}
 		if len(refused) > 0 {
-			return nil, &writeRefusal{target: b.target, err: refused[0]}
+			return nil, &writeRefusal{target: b.target, err: refused[0], kept: true}
 		}
 		return nil, nil
 	}
@@ -252,8 +268,13 @@ type plannedBatch struct {
 	// objectRefusals are writes the render refused while planning them (unplaceable,
 	// outside the folder, fan-in): they were left out and changed nothing.
 	objectRefusals []error
+	// refusedChanges are the changes of objectRefusals, kept for a retry.
+	refusedChanges []refusedChange
 	// refusal is the verification render's refusal of the whole pass, if any.
 	refusal error
+	// failed is a failure that leaves the plan unusable (the folder index could not follow
+	// an edit): the batch is held and planned again from the tip.
+	failed error
 }
 
 // planBatch plans every action of the batch but those of excluded objects, on the local
@@ -261,22 +282,26 @@ type plannedBatch struct {
 func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, excluded map[string]bool) plannedBatch {
 	p := plannedBatch{v: newTreeView(s.repo, s.localTip, ts.prefix)}
 	decideOne := func(a action) {
-		if excluded[a.id.String()] {
+		if excluded[a.id.String()] || p.failed != nil {
 			return
 		}
+		live := a
 		if a.op == OpUpsert {
 			render := s.renderOf(p.v, ts, a.id)
 			ts.fidelity.measure(a.id, render, a.doc)
 			a.doc = s.reduce(ctx, ts, a, render)
+		} else {
+			ts.fidelity.forget(a.id) // a deleted object holds no value to diverge
+		}
+		if ts.index == nil {
+			p.failed = fmt.Errorf("%s %s: the folder index could not follow an earlier edit of this batch", a.op, a.id)
+			return
 		}
 		edits, err := s.applyAction(p.v, ts, a)
 		if err != nil {
-			if refusalCode(err) != "object" {
-				p.objectRefusals = append(p.objectRefusals, err) // nothing of it was applied
-				return
-			}
-			s.noteError(fmt.Errorf("GitTarget %s: %w", b.target, err))
-			s.cfg.Metrics.Refused("object")
+			// Nothing of it was applied; it is reported on the target and kept for a retry.
+			p.objectRefusals = append(p.objectRefusals, err)
+			p.refusedChanges = append(p.refusedChanges, refusedChange{ev: live.event(b), err: err})
 			return
 		}
 		if len(edits) == 0 {
@@ -302,6 +327,22 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 	}
 	p.refusal = s.verifyKustomize(ts)
 	return p
+}
+
+// event turns an action back into the change it came from, for a retry.
+func (a action) event(b *batch) Event {
+	return Event{Target: b.target, Author: b.author, Op: a.op, Type: a.typ, ID: a.id, Doc: a.doc}
+}
+
+// changesOf returns the changes of object among the pass's actions, for a retry.
+func changesOf(actions []action, object string, b *batch, err error) []refusedChange {
+	var out []refusedChange
+	for _, a := range actions {
+		if a.id.String() == object {
+			out = append(out, refusedChange{ev: a.event(b), err: err})
+		}
+	}
+	return out
 }
 
 // refusedObject names the object of the batch a verification refusal is about, when it is
@@ -446,13 +487,18 @@ func (s *branchState) replay(pw *pendingWrite) (err error) {
 		if a.op == OpDelete && ((a.sweep && !ts.cfg.Prune.deletesOnSweep()) || !ts.cfg.Prune.deletesOnEvent()) {
 			continue
 		}
+		if ts.index == nil {
+			return fmt.Errorf("replay for %s: %s %s: the folder index could not follow an earlier edit", pw.target, a.op, a.id)
+		}
 		edits, err := s.applyAction(v, ts, a)
 		changed = changed || len(edits) > 0
 		if err != nil {
 			if refusalCode(err) != "object" {
 				return s.refuseBatch(ts, pw.target, err)
 			}
-			s.noteError(fmt.Errorf("replay for %s: %w", pw.target, err))
+			// The new tip refuses this object alone: reported, and kept for a retry.
+			s.reportRefusals(ts, []error{err})
+			ts.keepRefused([]refusedChange{{ev: a.event(&batch{target: pw.target, author: pw.author}), err: err}})
 		}
 	}
 	if err := s.refuseBatch(ts, pw.target, s.verifyKustomize(ts)); err != nil {

@@ -37,10 +37,13 @@ func (s *branchState) remoteCtx(ctx context.Context) (context.Context, context.C
 	return context.WithTimeout(ctx, s.cfg.RemoteTimeout)
 }
 
-// planClosed decides every closed batch, in order. Batches of a target whose folder is
-// refused are parked, not dropped: they are planned once a fetch finds the folder fixed.
-// A refused folder is looked at again on its own schedule (recheckAt); it is not a failure
-// of the branch, and the other targets' batches are planned and pushed meanwhile.
+// planClosed decides every closed batch, in order. A batch that cannot be written now is
+// held, not dropped (docs/branch-worker.md#held-changes): it waits with the target's later
+// windows for the target's recheck (recheckAt), which fetches first, so that a fix pushed
+// to the folder is planned on. A later snapshot of the target is planned at once: it
+// supersedes the held changes of its scope and is what measures RenderMatchesLive again.
+// A held target is not a failure of the branch: the other targets' batches are planned and
+// pushed meanwhile.
 func (s *branchState) planClosed(ctx context.Context, now time.Time) {
 	if len(s.closed) == 0 || !s.ensureReady(ctx, now) {
 		return
@@ -49,11 +52,13 @@ func (s *branchState) planClosed(ctx context.Context, now time.Time) {
 	if s.parked() && recheck && !s.fetchAndReplay(ctx, now) {
 		return
 	}
+	s.supersede()
+	s.coalesceHeld()
 	var parked []*batch
 	var refusal error
 	parkedTarget := map[string]bool{}
 	for _, b := range s.closed {
-		if parkedTarget[b.target] { // keep one target's batches in order
+		if parkedTarget[b.target] && !b.jumpsTheQueue() { // keep one target's windows in order
 			parked = append(parked, b)
 			continue
 		}
@@ -62,28 +67,28 @@ func (s *branchState) planClosed(ctx context.Context, now time.Time) {
 			s.awaitTarget(b)
 			continue
 		}
-		if ts.refused != nil && !recheck {
+		if ts.heldOrRefused() && !recheck && !b.jumpsTheQueue() {
 			parked = append(parked, b)
 			parkedTarget[b.target] = true
 			continue
 		}
 		pw, err := s.decide(ctx, b)
-		if err != nil && ts.refused != nil {
-			s.cfg.Metrics.Refused("folder")
+		switch {
+		case err != nil && keptRefusal(err):
+			// Only single objects were refused; they are kept on the target for a retry.
+			answer(b.waiters, SaveResult{Err: err})
+		case err != nil:
+			s.hold(ts, err)
+			b.held = true
 			parked, refusal = append(parked, b), err
 			parkedTarget[b.target] = true
-			continue
-		}
-		if err != nil {
-			s.noteError(err)
-			answer(b.waiters, SaveResult{Err: err})
-			continue
-		}
-		if pw == nil {
+		case pw == nil:
+			ts.held = nil
 			answer(b.waiters, SaveResult{})
-			continue
+		default:
+			ts.held = nil
+			s.pending = append(s.pending, pw)
 		}
-		s.pending = append(s.pending, pw)
 	}
 	s.closed = parked
 	if refusal != nil {
@@ -93,10 +98,31 @@ func (s *branchState) planClosed(ctx context.Context, now time.Time) {
 	}
 }
 
-// parked reports closed batches held back by a refused folder.
+// hold records why a target's batch waits: a refused folder speaks for itself; anything
+// else is the target's held reason until a plan of it succeeds.
+func (s *branchState) hold(ts *targetState, err error) {
+	if ts.refused != nil {
+		s.cfg.Metrics.Refused("folder")
+		return
+	}
+	if !alreadyReported(err) {
+		s.noteError(err)
+		s.cfg.Metrics.Refused("held")
+	}
+	ts.held = err
+}
+
+// alreadyReported reports an error decide already counted and reported on the target (a
+// refusal of the render, RenderMatchesLive).
+func alreadyReported(err error) bool {
+	var r *writeRefusal
+	return errors.As(err, &r)
+}
+
+// parked reports closed batches held back: a refused folder or a held target.
 func (s *branchState) parked() bool {
 	for _, b := range s.closed {
-		if ts := s.targets[b.target]; ts != nil && ts.refused != nil {
+		if ts := s.targets[b.target]; ts != nil && ts.heldOrRefused() {
 			return true
 		}
 	}
@@ -214,9 +240,14 @@ func (s *branchState) rebuildOn(tip string) error {
 	for _, pw := range s.pending {
 		if err := s.replay(pw); err != nil {
 			s.noteError(err)
+			ts := s.targets[pw.target]
 			var refused *writeRefusal
-			if s.targets[pw.target] == nil || errors.As(err, &refused) {
-				// Gone, or refused by the render on the new tip: it can never land.
+			if ts == nil || errors.As(err, &refused) {
+				// Gone with its target; or refused by the render on the new tip: its changes
+				// are kept on the target and tried again when the folder changes.
+				if ts != nil {
+					ts.keepRefused(pw.changes(err))
+				}
 				answer(pw.waiters, SaveResult{Err: err})
 				continue
 			}
@@ -224,7 +255,39 @@ func (s *branchState) rebuildOn(tip string) error {
 		kept = append(kept, pw)
 	}
 	s.pending = kept
+	for _, ts := range s.targets {
+		if folderChanged(ts, changed) {
+			s.retryRefused(ts)
+			if ts.heldOrRefused() {
+				s.recheckAt = time.Time{} // plan the held batches on the new tip now
+			}
+		}
+	}
 	return nil
+}
+
+// folderChanged reports whether any changed repository path lies in the target's folder
+// (for a kustomize folder, anywhere: a base outside it may have changed).
+func folderChanged(ts *targetState, changed []string) bool {
+	if ts.kustomized {
+		return len(changed) > 0
+	}
+	for _, p := range changed {
+		if _, ok := relativeTo(ts.prefix, p); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// changes turns a pending write's actions back into changes, for a retry.
+func (pw *pendingWrite) changes(err error) []refusedChange {
+	b := &batch{target: pw.target, author: pw.author}
+	out := make([]refusedChange, 0, len(pw.actions))
+	for _, a := range pw.actions {
+		out = append(out, refusedChange{ev: a.event(b), err: err})
+	}
+	return out
 }
 
 // reindex updates a target's index for the changed repository paths below its folder.

@@ -208,6 +208,9 @@ type Status struct {
 	// an unplaceable edit, fan-in or a file outside the folder: docs/kustomize.md); it is
 	// cleared when a later write of the target lands.
 	Boundary map[string]string
+	// Held holds, per target, why its changes wait for a recheck when its folder is not
+	// refused (docs/branch-worker.md#held-changes): they are kept, not dropped.
+	Held map[string]string
 	// Fidelity is each target's RenderMatchesLive (docs/kustomize.md#render-fidelity).
 	Fidelity map[string]Fidelity
 	Retained map[string]int // target -> documents kept by suppressed sweeps

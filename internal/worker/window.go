@@ -14,6 +14,9 @@ const (
 	closeResync      closeReason = "resync"
 	closeZeroWindow  closeReason = "zero_window"
 	closeStop        closeReason = "stop"
+	// closeRetry is not a window: the changes a render refused, queued again after their
+	// folder changed (docs/branch-worker.md#held-changes).
+	closeRetry closeReason = "retry"
 )
 
 // batch is a unit of work to plan: a closed commit window, or a snapshot (resync).
@@ -30,6 +33,9 @@ type batch struct {
 	reason  closeReason
 	// received are the arrival times of the events, for the event-to-push latency.
 	received []time.Time
+	// held is set once planning it failed: it waits for its target's recheck, even when it
+	// is a snapshot (docs/branch-worker.md#held-changes).
+	held bool
 }
 
 // window is the open commit window: events of one (author, target) that arrived with less

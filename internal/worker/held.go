@@ -1,0 +1,260 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+)
+
+// Nothing that reached the worker is dropped (docs/branch-worker.md#held-changes). A closed
+// batch that cannot be written now is held, in order, with the target's later batches,
+// and planned again on the target's recheck schedule and after a fetch: its folder is
+// refused, the render refuses the batch as a whole, RenderMatchesLive holds the target, or
+// planning or committing failed. A change the render refuses for one object only is left
+// out of its batch, reported, and kept in the target's refused set, to be tried again when
+// the folder changes (a fetch that touches it) or superseded by a later change of the
+// object. A held change is superseded by a later snapshot of its scope that lists the
+// object (or sweeps), and consecutive held windows of one author are merged, later
+// changes of an object replacing earlier ones, so that what is held stays bounded by the
+// objects, not by the events.
+
+// waitingToPlan reports a closed batch the next tick would plan: one that is not held
+// back for its target's recheck.
+func (s *branchState) waitingToPlan() bool {
+	for _, b := range s.closed {
+		if ts := s.targets[b.target]; ts == nil || !ts.heldOrRefused() || b.jumpsTheQueue() {
+			return true
+		}
+	}
+	return false
+}
+
+// jumpsTheQueue reports a snapshot not yet tried: it is planned even while its target's
+// earlier windows are held, as it supersedes what they hold of its scope.
+func (b *batch) jumpsTheQueue() bool { return len(b.snapshots) > 0 && !b.held }
+
+// heldOrRefused reports whether the target's batches wait for a recheck.
+func (ts *targetState) heldOrRefused() bool { return ts.refused != nil || ts.held != nil }
+
+// keptRefusal reports whether err refused only single objects of the batch, which the
+// target keeps for a retry (the rest of the batch was written).
+func keptRefusal(err error) bool {
+	var r *writeRefusal
+	return errors.As(err, &r) && r.kept
+}
+
+// supersede drops from the closed batches what a later snapshot of the same target makes
+// stale: an earlier snapshot of the same scope, and the events of an object in its scope
+// that it lists (or of any object in its scope when the prune mode sweeps). A batch left
+// with nothing hands its waiters to the snapshot that superseded it.
+func (s *branchState) supersede() {
+	for j, later := range s.closed {
+		if len(later.snapshots) == 0 {
+			continue
+		}
+		ts := s.targets[later.target]
+		if ts == nil {
+			continue
+		}
+		for i := 0; i < j; i++ {
+			b := s.closed[i]
+			if b.target != later.target {
+				continue
+			}
+			b.snapshots = slices.DeleteFunc(b.snapshots, func(snap *Snapshot) bool { return later.lists(snap.Scope) })
+			b.events, b.received = keepEvents(b.events, b.received, func(ev Event) bool {
+				return !later.covers(ev.ID, ts.cfg.Prune.deletesOnSweep())
+			})
+			if len(b.events) == 0 && len(b.snapshots) == 0 {
+				later.waiters = append(later.waiters, b.waiters...)
+				b.waiters = nil
+			}
+		}
+	}
+	s.closed = dropEmpty(s.closed)
+}
+
+// lists reports whether the batch holds a snapshot of scope.
+func (b *batch) lists(scope Scope) bool {
+	for _, snap := range b.snapshots {
+		if snap.Scope == scope {
+			return true
+		}
+	}
+	return false
+}
+
+// covers reports whether the batch's snapshots state id: they list it, or their scope
+// holds it and a sweep would delete it.
+func (b *batch) covers(id layout.Identity, sweeps bool) bool {
+	for _, snap := range b.snapshots {
+		if !snap.Scope.contains(id) {
+			continue
+		}
+		if sweeps {
+			return true
+		}
+		for _, o := range snap.Objects {
+			if o.ID == id && o.Doc != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// coalesceHeld merges each held window into the held window before it when both are of
+// one target and one author and hold only events: the later change of an object replaces
+// the earlier one.
+func (s *branchState) coalesceHeld() {
+	out := s.closed[:0]
+	for _, b := range s.closed {
+		if n := len(out); n > 0 && mergeable(out[n-1], b) && s.held(b.target) {
+			out[n-1].absorb(b)
+			continue
+		}
+		out = append(out, b)
+	}
+	s.closed = out
+}
+
+func (s *branchState) held(target string) bool {
+	ts := s.targets[target]
+	return ts != nil && ts.heldOrRefused()
+}
+
+func mergeable(a, b *batch) bool {
+	return a.target == b.target && a.author == b.author && len(a.snapshots) == 0 && len(b.snapshots) == 0
+}
+
+// absorb appends b's events to a, keeping one event per object: the latest.
+func (a *batch) absorb(b *batch) {
+	events := append(a.events, b.events...)
+	received := append(a.received, b.received...)
+	last := map[layout.Identity]int{}
+	for i, ev := range events {
+		last[ev.ID] = i
+	}
+	a.events, a.received = a.events[:0:0], a.received[:0:0]
+	for i, ev := range events {
+		if last[ev.ID] != i {
+			continue // a later event of the object replaces it
+		}
+		a.events = append(a.events, ev)
+		if i < len(received) {
+			a.received = append(a.received, received[i])
+		}
+	}
+	if b.message != "" {
+		a.message = b.message
+	}
+	a.waiters = append(a.waiters, b.waiters...)
+}
+
+// keepEvents filters events (and their arrival times, index for index) in place.
+func keepEvents(events []Event, received []time.Time, keep func(Event) bool) ([]Event, []time.Time) {
+	outE, outR := events[:0], received[:0]
+	for i, ev := range events {
+		if keep(ev) {
+			outE = append(outE, ev)
+			if i < len(received) {
+				outR = append(outR, received[i])
+			}
+		}
+	}
+	return outE, outR
+}
+
+func dropEmpty(batches []*batch) []*batch {
+	out := batches[:0]
+	for _, b := range batches {
+		if len(b.events) > 0 || len(b.snapshots) > 0 || len(b.waiters) > 0 {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// hasRefused reports targets that keep changes the render refused.
+func (s *branchState) hasRefused() bool {
+	for _, ts := range s.targets {
+		if len(ts.retry) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// recheckRefused fetches on the recheck schedule while changes the render refused are
+// kept and nothing else fetches: a push that changes their folder queues them again
+// (rebuildOn), without waiting for the target's next write.
+func (s *branchState) recheckRefused(ctx context.Context, now time.Time) {
+	if !s.ready || !s.hasRefused() || len(s.pending) > 0 || s.parked() || now.Before(s.recheckAt) || now.Before(s.retryAt) {
+		return
+	}
+	if s.fetchAndReplay(ctx, now) && s.hasRefused() {
+		s.scheduleRecheck(now, errors.New("changes the render refused wait for their folder to change"))
+	}
+}
+
+// refusedChange is a change the render refused for its object alone, kept for a retry.
+type refusedChange struct {
+	ev  Event
+	err error
+}
+
+// keepRefused records the changes of objects the render refused, replacing what the target
+// kept for them before.
+func (ts *targetState) keepRefused(changes []refusedChange) {
+	if len(changes) == 0 {
+		return
+	}
+	if ts.retry == nil {
+		ts.retry = map[layout.Identity]refusedChange{}
+	}
+	for _, c := range changes {
+		ts.retry[c.ev.ID] = c
+	}
+}
+
+// forgetRefused drops the kept changes of the objects the batch changes again: its own
+// change of them supersedes the refused one.
+func (ts *targetState) forgetRefused(b *batch) {
+	for _, ev := range b.events {
+		delete(ts.retry, ev.ID)
+	}
+	for id := range ts.retry {
+		if b.covers(id, ts.cfg.Prune.deletesOnSweep()) {
+			delete(ts.retry, id)
+		}
+	}
+}
+
+// retryRefused queues the target's kept changes again, one batch per author, after
+// everything already closed: the folder changed, so the render may take them now.
+func (s *branchState) retryRefused(ts *targetState) {
+	if len(ts.retry) == 0 {
+		return
+	}
+	byAuthor := map[Author]*batch{}
+	ids := make([]layout.Identity, 0, len(ts.retry))
+	for id := range ts.retry {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i].String() < ids[j].String() })
+	for _, id := range ids {
+		c := ts.retry[id]
+		b := byAuthor[c.ev.Author]
+		if b == nil {
+			b = &batch{target: ts.cfg.Name, author: c.ev.Author, reason: closeRetry}
+			byAuthor[c.ev.Author] = b
+			s.closed = append(s.closed, b)
+		}
+		b.events = append(b.events, c.ev)
+	}
+	ts.retry = nil
+}
