@@ -13,9 +13,9 @@ import (
 // TestAFreshCloneBuildsAndFindsItsControlPlane holds the repository to needing nothing beside
 // a clone of itself (docs/testing.md#the-control-plane): the committed tree is cloned into an
 // empty temporary folder and `make build` and `make control-plane` run there. When the test
-// runs as root, the folder that holds this checkout is hidden behind an empty filesystem in a
-// private mount namespace, so a path that reaches beside the checkout (a sibling folder of
-// tools or documents) fails instead of quietly working. The control-plane cache may be warm.
+// runs as root, this checkout and everything beside it are hidden behind empty filesystems
+// in a private mount namespace, so a path that reaches the checkout or a sibling folder of
+// tools or documents fails instead of quietly working. The control-plane cache may be warm.
 func TestAFreshCloneBuildsAndFindsItsControlPlane(t *testing.T) {
 	root := gitOutput(t, "", "rev-parse", "--show-toplevel")
 	clone := filepath.Join(t.TempDir(), "gitops-reverser")
@@ -23,16 +23,18 @@ func TestAFreshCloneBuildsAndFindsItsControlPlane(t *testing.T) {
 
 	steps := "make --no-print-directory build && ./bin/gitops-reverser version && make --no-print-directory control-plane"
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", steps)
-	if hide, ok := hideableParent(t, root, clone); ok {
-		t.Logf("hiding %s while the clone builds", hide)
-		cmd = exec.Command("unshare", "--mount", "--propagation", "private", "bash", "-euo", "pipefail", "-c",
-			`mount -t tmpfs -o size=1m,mode=0755 gitops-reverser-hidden "$1" && cd "$2" && `+steps,
-			"hide", hide, clone)
+	if hidden := hideable(t, root, clone); len(hidden) > 0 {
+		t.Logf("hiding %q while the clone builds", hidden)
+		script := `for p in "$@"; do
+  if [ -d "$p" ]; then mount -t tmpfs -o size=1m,mode=0755 gitops-reverser-hidden "$p"; else mount --bind /dev/null "$p"; fi
+done
+cd "$CLONE" && ` + steps
+		cmd = exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "bash", "-euo", "pipefail", "-c", script, "hide"}, hidden...)...)
 	} else {
 		t.Logf("not root or no unshare: the clone builds with %s still visible", filepath.Dir(root))
 	}
 	cmd.Dir = clone
-	cmd.Env = withoutEnv(os.Environ(), "KUBEBUILDER_ASSETS", "GOFLAGS", "GOWORK")
+	cmd.Env = append(withoutEnv(os.Environ(), "KUBEBUILDER_ASSETS", "GOFLAGS", "GOWORK"), "CLONE="+clone)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("in a fresh clone, make build && make control-plane: %v\n%s", err, out)
@@ -50,18 +52,17 @@ func TestAFreshCloneBuildsAndFindsItsControlPlane(t *testing.T) {
 	}
 }
 
-// hideableParent returns the folder that holds the checkout when it can be hidden: the test
-// runs as root with unshare on PATH, and the folder holds none of what a build legitimately
-// reads (the Go toolchain and caches, $HOME's tool cache, the temporary folder of the clone).
-func hideableParent(t *testing.T, root, clone string) (string, bool) {
+// hideable returns this checkout and the entries beside it that can be hidden: the test runs
+// as root with unshare on PATH, and an entry holds none of what a build legitimately reads
+// (the Go toolchain and caches, $HOME with the tool cache, the clone's temporary folder).
+func hideable(t *testing.T, root, clone string) []string {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		return "", false
+		return nil
 	}
 	if _, err := exec.LookPath("unshare"); err != nil {
-		return "", false
+		return nil
 	}
-	parent := filepath.Dir(root)
 	needed := []string{clone, os.Getenv("HOME")}
 	for _, v := range []string{"GOROOT", "GOMODCACHE", "GOCACHE", "GOPATH"} {
 		needed = append(needed, goEnv(t, v))
@@ -69,13 +70,29 @@ func hideableParent(t *testing.T, root, clone string) (string, bool) {
 	if goBin, err := exec.LookPath("go"); err == nil {
 		needed = append(needed, goBin)
 	}
-	for _, n := range needed {
-		if n != "" && within(n, parent) {
-			t.Logf("%s holds %s, which the build needs", parent, n)
-			return "", false
+	entries, err := os.ReadDir(filepath.Dir(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hidden []string
+	for _, e := range entries {
+		p := filepath.Join(filepath.Dir(root), e.Name())
+		if e.Type()&os.ModeSymlink != 0 || holdsAny(p, needed) {
+			continue
+		}
+		hidden = append(hidden, p)
+	}
+	return hidden
+}
+
+// holdsAny reports whether any of paths lies in dir (or is dir).
+func holdsAny(dir string, paths []string) bool {
+	for _, n := range paths {
+		if n != "" && within(n, dir) {
+			return true
 		}
 	}
-	return parent, true
+	return false
 }
 
 func within(path, dir string) bool {
