@@ -335,7 +335,7 @@ func (r *GitTargetReconciler) report(ctx context.Context, t *v1.GitTarget, w *wo
 	switch {
 	case st.Held[name] != "":
 		return &problem{condition: v1.ConditionReady, reason: ReasonWritesHeld,
-			message: fmt.Sprintf("%s; the target's changes are kept and tried again at %s, nothing is dropped", st.Held[name], st.RecheckAt.UTC().Format(time.RFC3339))}
+			message: fmt.Sprintf("%s; the target's changes are kept and tried again after %s, nothing is dropped", st.Held[name], later(st.RecheckAt, st.RetryAt).UTC().Format(time.RFC3339))}
 	case st.Failures > 0:
 		return &problem{condition: v1.ConditionReady, reason: ReasonPushFailing,
 			message: fmt.Sprintf("%s; retrying at %s, nothing is dropped", st.LastError, st.RetryAt.UTC().Format(time.RFC3339))}
@@ -344,6 +344,13 @@ func (r *GitTargetReconciler) report(ctx context.Context, t *v1.GitTarget, w *wo
 	}
 	conds.ready(true, ReasonReady, fmt.Sprintf("mirroring into %s on branch %s", t.Spec.Path, t.Spec.Branch), false)
 	return nil
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // reportFidelity sets RenderMatchesLive (docs/kustomize.md#render-fidelity) and returns the

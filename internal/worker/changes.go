@@ -79,13 +79,15 @@ func (s *branchState) publishChanges() {
 
 // reportedState is what of a target's state its conditions show, as one comparable string.
 func (s *branchState) reportedState(ts *targetState) string {
-	refused, failing := "", ""
+	refused, held := "", ""
 	if ts.refused != nil {
 		refused = ts.refused.Error()
 	}
-	if s.lastErr != nil {
-		failing = s.lastErr.Error()
+	if ts.held != nil {
+		held = ts.held.Error()
 	}
 	f := ts.fidelity.status()
-	return fmt.Sprintf("%t\x00%q\x00%q\x00%q\x00%s\x00%q", s.ready, failing, refused, ts.boundary, f.State, f.Divergence)
+	// The branch's failures count, not their text: one target's refusal is noted as the
+	// branch's last error too, and must not reconcile every other target.
+	return fmt.Sprintf("%t\x00%t\x00%q\x00%q\x00%q\x00%s\x00%q", s.ready, s.failures > 0, refused, held, ts.boundary, f.State, f.Divergence)
 }

@@ -115,5 +115,5 @@ func (g *fidelityGate) status() Fidelity {
 type blockedError struct{ d *kustomize.Divergence }
 
 func (e *blockedError) Error() string {
-	return "render does not match live: " + e.d.String() + "; writes to the target are held until a new snapshot measures it clean"
+	return "render does not match live: " + e.d.String() + "; the target's changes are held until every value measures clean again"
 }

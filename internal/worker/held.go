@@ -107,10 +107,38 @@ func (b *batch) covers(id layout.Identity, sweeps bool) bool {
 	return false
 }
 
-// coalesceHeld merges each held window into the held window before it when both are of
-// one target and one author and hold only events: the later change of an object replaces
-// the earlier one.
+// coalesceHeld bounds what a held target keeps: an event of an object that a later held
+// window of the target changes again is dropped (whoever made either change), and
+// consecutive windows of one author are merged.
 func (s *branchState) coalesceHeld() {
+	later := map[string]map[layout.Identity]*batch{} // per target: the latest window of each object
+	for i := len(s.closed) - 1; i >= 0; i-- {
+		b := s.closed[i]
+		if len(b.snapshots) > 0 || !s.held(b.target) {
+			continue
+		}
+		seen := later[b.target]
+		if seen == nil {
+			seen = map[layout.Identity]*batch{}
+			later[b.target] = seen
+		}
+		var heir *batch
+		b.events, b.received = keepEvents(b.events, b.received, func(ev Event) bool {
+			if newer, ok := seen[ev.ID]; ok {
+				heir = newer
+				return false
+			}
+			return true
+		})
+		for _, ev := range b.events {
+			seen[ev.ID] = b
+		}
+		if len(b.events) == 0 && heir != nil {
+			heir.waiters = append(heir.waiters, b.waiters...)
+			b.waiters = nil
+		}
+	}
+	s.closed = dropEmpty(s.closed)
 	out := s.closed[:0]
 	for _, b := range s.closed {
 		if n := len(out); n > 0 && mergeable(out[n-1], b) && s.held(b.target) {
@@ -128,7 +156,8 @@ func (s *branchState) held(target string) bool {
 }
 
 func mergeable(a, b *batch) bool {
-	return a.target == b.target && a.author == b.author && len(a.snapshots) == 0 && len(b.snapshots) == 0
+	return a.target == b.target && a.author == b.author && len(a.snapshots) == 0 && len(b.snapshots) == 0 &&
+		a.reason != closeRetry && b.reason != closeRetry
 }
 
 // absorb appends b's events to a, keeping one event per object: the latest.
@@ -179,6 +208,28 @@ func dropEmpty(batches []*batch) []*batch {
 	return out
 }
 
+// nextRecheck is when a recheck can act: on its schedule, and not before the branch's
+// retry (the recheck fetches) or, for unapplied writes, the next push (tick reaches them
+// only then). A wake time before either would spin the loop.
+func (s *branchState) nextRecheck() (time.Time, bool) {
+	switch {
+	case s.parked():
+		return latest(s.recheckAt, s.retryAt), true
+	case s.hasUnapplied():
+		return latest(s.recheckAt, s.nextPushAt()), true
+	case s.hasRefused() && len(s.pending) == 0:
+		return latest(s.recheckAt, s.retryAt), true
+	}
+	return time.Time{}, false
+}
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // hasRefused reports targets that keep changes the render refused.
 func (s *branchState) hasRefused() bool {
 	for _, ts := range s.targets {
@@ -205,6 +256,8 @@ func (s *branchState) recheckRefused(ctx context.Context, now time.Time) {
 type refusedChange struct {
 	ev  Event
 	err error
+	// seq orders it with the pending writes: the decide it came from (branchState.seq).
+	seq uint64
 }
 
 // keepRefused records the changes of objects the render refused, replacing what the target
@@ -217,7 +270,9 @@ func (ts *targetState) keepRefused(changes []refusedChange) {
 		ts.retry = map[layout.Identity]refusedChange{}
 	}
 	for _, c := range changes {
-		ts.retry[c.ev.ID] = c
+		if have, ok := ts.retry[c.ev.ID]; !ok || have.seq <= c.seq {
+			ts.retry[c.ev.ID] = c
+		}
 	}
 }
 
@@ -234,13 +289,24 @@ func (ts *targetState) forgetRefused(b *batch) {
 	}
 }
 
-// retryRefused queues the target's kept changes again, one batch per author, after
-// everything already closed: the folder changed, so the render may take them now.
-func (s *branchState) retryRefused(ts *targetState) {
+// retryRefused queues the target's kept changes again, one batch per author: the folder
+// changed, so the render may take them now. A kept change that a queued batch or the open
+// window changes again is dropped first, and the retries go before the target's queued
+// batches, which are newer.
+func (s *branchState) retryRefused(ts *targetState, now time.Time) {
+	for _, b := range s.closed {
+		if b.target == ts.cfg.Name {
+			ts.forgetRefused(b)
+		}
+	}
+	if s.window != nil && s.window.target == ts.cfg.Name {
+		ts.forgetRefused(&s.window.batch)
+	}
 	if len(ts.retry) == 0 {
 		return
 	}
 	byAuthor := map[Author]*batch{}
+	var retries []*batch
 	ids := make([]layout.Identity, 0, len(ts.retry))
 	for id := range ts.retry {
 		ids = append(ids, id)
@@ -252,9 +318,15 @@ func (s *branchState) retryRefused(ts *targetState) {
 		if b == nil {
 			b = &batch{target: ts.cfg.Name, author: c.ev.Author, reason: closeRetry}
 			byAuthor[c.ev.Author] = b
-			s.closed = append(s.closed, b)
+			retries = append(retries, b)
 		}
 		b.events = append(b.events, c.ev)
+		b.received = append(b.received, now)
 	}
 	ts.retry = nil
+	at := slices.IndexFunc(s.closed, func(b *batch) bool { return b.target == ts.cfg.Name })
+	if at < 0 {
+		at = len(s.closed)
+	}
+	s.closed = slices.Insert(s.closed, at, retries...)
 }

@@ -140,8 +140,8 @@ func (s *branchState) nextWake(now time.Time) time.Time {
 	if (s.waitingToPlan() || !s.ready) && s.retryAt.Before(wake) {
 		wake = s.retryAt
 	}
-	if (s.parked() || s.hasUnapplied() || s.hasRefused()) && s.recheckAt.Before(wake) {
-		wake = s.recheckAt
+	if at, ok := s.nextRecheck(); ok && at.Before(wake) {
+		wake = at
 	}
 	if len(s.pending) > 0 {
 		if at := s.nextPushAt(); at.Before(wake) {

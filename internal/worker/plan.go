@@ -19,6 +19,9 @@ type action struct {
 	id    layout.Identity
 	doc   []byte
 	sweep bool // a delete found by a snapshot's sweep, not a DELETE event
+	// live is the live document before the reducer took server defaults out of doc; a
+	// retry starts from it.
+	live []byte
 }
 
 // operation names the action for metrics: upsert, delete, or prune (a sweep's delete).
@@ -47,6 +50,8 @@ type pendingWrite struct {
 	waiters []chan SaveResult
 	// received are the arrival times of the events it holds.
 	received []time.Time
+	// seq is the order of the decide that made it (branchState.seq).
+	seq uint64
 }
 
 // targetState is the worker's knowledge of one GitTarget writing its branch.
@@ -190,6 +195,8 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 		b.author = s.cfg.Committer
 	}
 	ts.forgetRefused(b)
+	s.seq++
+	seq := s.seq
 	tip := newTreeView(s.repo, s.localTip, ts.prefix)
 	ts.fidelity.remeasure(func(id layout.Identity) []byte { return s.renderOf(tip, ts, id) })
 	for _, snap := range b.snapshots {
@@ -202,7 +209,20 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 	for {
 		p = s.planBatch(ctx, ts, b, excluded)
 		if p.failed != nil {
-			return nil, fmt.Errorf("GitTarget %s: %w", b.target, p.failed)
+			// The index could not follow one object's edit: that object is refused and the
+			// batch planned again from the tip without it.
+			id := p.failedChange.ev.ID.String()
+			if excluded[id] {
+				return nil, fmt.Errorf("GitTarget %s: %w", b.target, p.failed)
+			}
+			excluded[id] = true
+			refused = append(refused, p.failed)
+			kept = append(kept, p.failedChange)
+			ts.index, ts.kust, ts.expect = nil, nil, nil
+			if err := s.ensureIndex(ts); err != nil {
+				return nil, fmt.Errorf("GitTarget %s: %w", b.target, err)
+			}
+			continue
 		}
 		if p.refusal == nil {
 			break
@@ -222,6 +242,9 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 	}
 	refused = append(refused, p.objectRefusals...)
 	kept = append(kept, p.refusedChanges...)
+	for i := range kept {
+		kept[i].seq = seq
+	}
 	if ts.fidelity.blocked() {
 		s.cfg.Metrics.Refused("render-does-not-match-live")
 		return nil, &writeRefusal{target: b.target, err: &blockedError{d: ts.fidelity.first()}}
@@ -240,7 +263,7 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 	if err := s.bootstrap(p.v, ts); err != nil {
 		return nil, err
 	}
-	pw := &pendingWrite{target: b.target, author: b.author, actions: p.actions, waiters: b.waiters, received: b.received}
+	pw := &pendingWrite{target: b.target, author: b.author, actions: p.actions, waiters: b.waiters, received: b.received, seq: seq}
 	pw.message = s.messages.render(b, p.lines)
 	commit, err := s.commit(p.v, pw)
 	if err != nil {
@@ -272,9 +295,10 @@ type plannedBatch struct {
 	refusedChanges []refusedChange
 	// refusal is the verification render's refusal of the whole pass, if any.
 	refusal error
-	// failed is a failure that leaves the plan unusable (the folder index could not follow
-	// an edit): the batch is held and planned again from the tip.
-	failed error
+	// failed is a failure that leaves the pass unusable (the folder index could not follow
+	// the edit of failedChange's object): the pass is planned again without that object.
+	failed       error
+	failedChange refusedChange
 }
 
 // planBatch plans every action of the batch but those of excluded objects, on the local
@@ -293,11 +317,11 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 		} else {
 			ts.fidelity.forget(a.id) // a deleted object holds no value to diverge
 		}
-		if ts.index == nil {
-			p.failed = fmt.Errorf("%s %s: the folder index could not follow an earlier edit of this batch", a.op, a.id)
+		edits, err := s.applyAction(p.v, ts, a)
+		if err != nil && ts.index == nil {
+			p.failed, p.failedChange = err, refusedChange{ev: live.event(b), err: err}
 			return
 		}
-		edits, err := s.applyAction(p.v, ts, a)
 		if err != nil {
 			// Nothing of it was applied; it is reported on the target and kept for a retry.
 			p.objectRefusals = append(p.objectRefusals, err)
@@ -307,6 +331,7 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 		if len(edits) == 0 {
 			return // unchanged object: no action
 		}
+		a.live = live.doc
 		p.actions = append(p.actions, a)
 		op := a.op.String()
 		if a.sweep {
@@ -331,7 +356,11 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 
 // event turns an action back into the change it came from, for a retry.
 func (a action) event(b *batch) Event {
-	return Event{Target: b.target, Author: b.author, Op: a.op, Type: a.typ, ID: a.id, Doc: a.doc}
+	doc := a.doc
+	if a.live != nil {
+		doc = a.live
+	}
+	return Event{Target: b.target, Author: b.author, Op: a.op, Type: a.typ, ID: a.id, Doc: doc}
 }
 
 // changesOf returns the changes of object among the pass's actions, for a retry.
@@ -487,18 +516,20 @@ func (s *branchState) replay(pw *pendingWrite) (err error) {
 		if a.op == OpDelete && ((a.sweep && !ts.cfg.Prune.deletesOnSweep()) || !ts.cfg.Prune.deletesOnEvent()) {
 			continue
 		}
-		if ts.index == nil {
-			return fmt.Errorf("replay for %s: %s %s: the folder index could not follow an earlier edit", pw.target, a.op, a.id)
-		}
 		edits, err := s.applyAction(v, ts, a)
 		changed = changed || len(edits) > 0
+		if err != nil && ts.index == nil {
+			// The index could not follow the edit: the write is refused on this tip and its
+			// changes kept for a retry (rebuildOn), as for a refusal of the render.
+			return &writeRefusal{target: pw.target, err: err}
+		}
 		if err != nil {
 			if refusalCode(err) != "object" {
 				return s.refuseBatch(ts, pw.target, err)
 			}
 			// The new tip refuses this object alone: reported, and kept for a retry.
 			s.reportRefusals(ts, []error{err})
-			ts.keepRefused([]refusedChange{{ev: a.event(&batch{target: pw.target, author: pw.author}), err: err}})
+			ts.keepRefused([]refusedChange{{ev: a.event(&batch{target: pw.target, author: pw.author}), err: err, seq: pw.seq}})
 		}
 	}
 	if err := s.refuseBatch(ts, pw.target, s.verifyKustomize(ts)); err != nil {

@@ -56,6 +56,7 @@ func (s *branchState) planClosed(ctx context.Context, now time.Time) {
 	s.coalesceHeld()
 	var parked []*batch
 	var refusal error
+	kept := false
 	parkedTarget := map[string]bool{}
 	for _, b := range s.closed {
 		if parkedTarget[b.target] && !b.jumpsTheQueue() { // keep one target's windows in order
@@ -76,6 +77,8 @@ func (s *branchState) planClosed(ctx context.Context, now time.Time) {
 		switch {
 		case err != nil && keptRefusal(err):
 			// Only single objects were refused; they are kept on the target for a retry.
+			ts.held = nil
+			kept = true
 			answer(b.waiters, SaveResult{Err: err})
 		case err != nil:
 			s.hold(ts, err)
@@ -91,9 +94,12 @@ func (s *branchState) planClosed(ctx context.Context, now time.Time) {
 		}
 	}
 	s.closed = parked
-	if refusal != nil {
+	switch {
+	case refusal != nil:
 		s.scheduleRecheck(now, refusal)
-	} else if !s.parked() && !s.hasUnapplied() {
+	case kept && now.After(s.recheckAt):
+		s.scheduleRecheck(now, errors.New("changes the render refused wait for their folder to change"))
+	case !s.parked() && !s.hasUnapplied() && !s.hasRefused():
 		s.rechecks = 0
 	}
 }
@@ -255,9 +261,10 @@ func (s *branchState) rebuildOn(tip string) error {
 		kept = append(kept, pw)
 	}
 	s.pending = kept
+	s.forgetSupersededRetries()
 	for _, ts := range s.targets {
 		if folderChanged(ts, changed) {
-			s.retryRefused(ts)
+			s.retryRefused(ts, time.Now())
 			if ts.heldOrRefused() {
 				s.recheckAt = time.Time{} // plan the held batches on the new tip now
 			}
@@ -285,9 +292,25 @@ func (pw *pendingWrite) changes(err error) []refusedChange {
 	b := &batch{target: pw.target, author: pw.author}
 	out := make([]refusedChange, 0, len(pw.actions))
 	for _, a := range pw.actions {
-		out = append(out, refusedChange{ev: a.event(b), err: err})
+		out = append(out, refusedChange{ev: a.event(b), err: err, seq: pw.seq})
 	}
 	return out
+}
+
+// forgetSupersededRetries drops the kept changes that a later pending write of the same
+// target changes again: a write refused on a new tip must not come back over a newer one.
+func (s *branchState) forgetSupersededRetries() {
+	for _, pw := range s.pending {
+		ts := s.targets[pw.target]
+		if ts == nil {
+			continue
+		}
+		for _, a := range pw.actions {
+			if c, ok := ts.retry[a.id]; ok && c.seq < pw.seq {
+				delete(ts.retry, a.id)
+			}
+		}
+	}
 }
 
 // reindex updates a target's index for the changed repository paths below its folder.

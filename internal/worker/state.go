@@ -27,6 +27,8 @@ type branchState struct {
 	targets map[string]*targetState
 	// reported is each target's state as last told to cfg.Changes (reportedState).
 	reported map[string]string
+	// seq counts decides, to order pending writes and kept refused changes.
+	seq uint64
 
 	// window is the one open commit window, or nil.
 	window *window
