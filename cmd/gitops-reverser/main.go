@@ -79,7 +79,10 @@ func runCommand(args []string, stderr io.Writer) int {
 	ctrl.SetLogger(logger)
 	klog.SetLogger(logger) // client-go (leader election, reflectors) logs through klog
 
-	log := ctrl.Log.WithName("run")
+	// The command's own lines go through its logger, not the process-wide one:
+	// controller-runtime fixes its global logger to a null sink when nothing set it within
+	// 30 s of first use, and a refusal of the flags must always be seen.
+	log := logger.WithName("run")
 	if err := opts.Validate(); err != nil {
 		log.Error(err, "invalid flags")
 		return 2
