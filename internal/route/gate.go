@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gitops-reverser/gitops-reverser/internal/layout"
 	"github.com/gitops-reverser/gitops-reverser/internal/ownership"
 	"github.com/gitops-reverser/gitops-reverser/internal/watch"
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
@@ -50,8 +51,11 @@ type gate struct {
 	// route is the router's latest decision for the target.
 	route view
 	// epochs counts the snapshots of each stream: a change read before its stream's
-	// latest snapshot (one still being attributed) is dropped at hand-over.
+	// latest snapshot (one still being attributed) is dropped at hand-over, unless it is a
+	// delete the snapshot does not contradict (stale).
 	epochs map[watch.StreamKey]int
+	// listed holds the objects each stream's latest snapshot lists.
+	listed map[watch.StreamKey]map[layout.Identity]bool
 	// waiting maps each awaited stream to the fingerprint of the subscriber whose
 	// snapshot counts (a replaced subscriber's late snapshot does not).
 	waiting map[watch.StreamKey]string
@@ -89,7 +93,8 @@ type view struct {
 }
 
 func newGate(lookup func(ownership.BranchKey) (*worker.Worker, bool)) *gate {
-	return &gate{lookup: lookup, turn: make(chan struct{}, 1), epochs: map[watch.StreamKey]int{}, waiting: map[watch.StreamKey]string{}}
+	return &gate{lookup: lookup, turn: make(chan struct{}, 1), epochs: map[watch.StreamKey]int{},
+		listed: map[watch.StreamKey]map[layout.Identity]bool{}, waiting: map[watch.StreamKey]string{}}
 }
 
 func (g *gate) holding() bool { return len(g.waiting) > 0 || g.retrying }
@@ -167,6 +172,7 @@ func (g *gate) snapshot(ctx context.Context, key watch.StreamKey, fingerprint st
 	defer g.give()
 	g.mu.Lock()
 	g.epochs[key]++
+	g.listed[key] = listedBy(snaps)
 	if !g.holding() {
 		v := g.route
 		g.mu.Unlock()
@@ -187,8 +193,26 @@ func (g *gate) snapshot(ctx context.Context, key watch.StreamKey, fingerprint st
 
 // supersede drops what stream key sent before its newest snapshot.
 func (g *gate) supersede(key watch.StreamKey) {
-	g.held = slices.DeleteFunc(g.held, func(h heldEvent) bool { return h.key == key })
+	g.held = slices.DeleteFunc(g.held, func(h heldEvent) bool { return h.key == key && g.stale(key, h.ev) })
 	g.snaps = slices.DeleteFunc(g.snaps, func(s gathered) bool { return s.key == key })
+}
+
+// stale reports whether the latest snapshot of stream key makes ev, read before it, stale.
+// A delete of an object the snapshot does not list is not: under prune OnEvent the
+// snapshot does not sweep, and dropping the delete would leave the document in Git.
+func (g *gate) stale(key watch.StreamKey, ev worker.Event) bool {
+	return ev.Op != worker.OpDelete || g.listed[key][ev.ID]
+}
+
+// listedBy returns the objects the snapshots list.
+func listedBy(snaps []worker.Snapshot) map[layout.Identity]bool {
+	listed := map[layout.Identity]bool{}
+	for _, s := range snaps {
+		for _, o := range s.Objects {
+			listed[o.ID] = true
+		}
+	}
+	return listed
 }
 
 // submit hands one event of stream key, read in the given epoch, to the worker: held while
@@ -199,7 +223,7 @@ func (g *gate) submit(ctx context.Context, key watch.StreamKey, epoch int, ev wo
 	}
 	defer g.give()
 	g.mu.Lock()
-	if epoch < g.epochs[key] {
+	if epoch < g.epochs[key] && g.stale(key, ev) {
 		g.mu.Unlock()
 		return nil // the snapshot holds the object's newer state
 	}

@@ -88,20 +88,21 @@ func (b *batch) lists(scope Scope) bool {
 	return false
 }
 
-// covers reports whether the batch's snapshots state id: they list it, or their scope
-// holds it and a sweep would delete it.
+// covers reports whether the batch's snapshots state id: they list it with its document,
+// or their scope holds it, they do not list it, and a sweep would delete it. An object
+// listed without a document (unreadable) is neither written nor swept: not covered.
 func (b *batch) covers(id layout.Identity, sweeps bool) bool {
 	for _, snap := range b.snapshots {
 		if !snap.Scope.contains(id) {
 			continue
 		}
+		for _, o := range snap.Objects {
+			if o.ID == id {
+				return o.Doc != nil
+			}
+		}
 		if sweeps {
 			return true
-		}
-		for _, o := range snap.Objects {
-			if o.ID == id && o.Doc != nil {
-				return true
-			}
 		}
 	}
 	return false
