@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
+	"github.com/gitops-reverser/gitops-reverser/internal/attribution"
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
 )
 
@@ -93,12 +94,9 @@ func (r *CommitRequestReconciler) save(ctx context.Context, cr *v1.CommitRequest
 		return &problem{reason: ReasonPushFailed, message: "the commit is not on the remote yet; retrying"}
 	}
 	cr.Status.Branch = t.Spec.Branch
-	if r.Attributed {
-		conds.set(v1.ConditionAuthorAttributed, true, ReasonAttributed, "the commit is authored by the Kubernetes user of its changes, with their audit IDs as trailers")
-	} else {
-		conds.set(v1.ConditionAuthorAttributed, false, ReasonAttributionOff, "attribution is not configured (--audit-bind-address): the commit's author is the committer")
-	}
 	switch {
+	case res.Held != "":
+		return &problem{reason: ReasonWritesHeld, message: fmt.Sprintf("the target's changes are held, not dropped: %s; asking again", res.Held)}
 	case res.Err != nil:
 		return &problem{reason: ReasonPushFailed, message: fmt.Sprintf("push: %v; retrying", res.Err)}
 	case res.NoWindow || res.SHA == "":
@@ -107,16 +105,31 @@ func (r *CommitRequestReconciler) save(ctx context.Context, cr *v1.CommitRequest
 			return &problem{reason: ReasonPushFailed, message: err.Error()}
 		}
 		cr.Status.SHA = st.RemoteTip
+		conds.set(v1.ConditionAuthorAttributed, false, ReasonNothingPending, "the request made no commit, so there is no author to attribute")
 		msg := "no change of the target was waiting to be committed; sha is the branch tip"
 		conds.set(v1.ConditionPushed, true, ReasonNothingPending, msg)
 		conds.ready(true, ReasonNothingPending, msg, false)
 		return nil
 	}
 	cr.Status.SHA = res.SHA
+	r.reportAuthor(conds, res.Author)
 	msg := fmt.Sprintf("commit %s is on branch %s", shortSHA(res.SHA), t.Spec.Branch)
 	conds.set(v1.ConditionPushed, true, ReasonPushed, msg)
 	conds.ready(true, ReasonPushed, msg, false)
 	return nil
+}
+
+// reportAuthor sets AuthorAttributed for the commit holding the request's changes: true only
+// when its author is a resolved Kubernetes user.
+func (r *CommitRequestReconciler) reportAuthor(conds conditions, author worker.Author) {
+	switch {
+	case !r.Attributed:
+		conds.set(v1.ConditionAuthorAttributed, false, ReasonAttributionOff, "attribution is not configured (--audit-bind-address): the commit's author is the committer")
+	case author.Email == attribution.UnresolvedEmail || author.Name == "":
+		conds.set(v1.ConditionAuthorAttributed, false, ReasonAuthorUnresolved, "no audit event named the author of these changes in time: the commit is authored "+attribution.UnresolvedName)
+	default:
+		conds.set(v1.ConditionAuthorAttributed, true, ReasonAttributed, "the commit is authored by the Kubernetes user of its changes, with their audit IDs as trailers")
+	}
 }
 
 func shortSHA(sha string) string {

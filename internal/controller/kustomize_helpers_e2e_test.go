@@ -224,6 +224,20 @@ func kzNothingPending(t *testing.T, gt *v1.GitTarget, what string) string {
 	return req.Status.SHA
 }
 
+// kzHeldProbe asks, with a CommitRequest, for the target's changes and expects to be told
+// they are held: Pushed=False with reason WritesHeld, never Pushed=True.
+func kzHeldProbe(t *testing.T, gt *v1.GitTarget, what string) {
+	t.Helper()
+	probes++
+	req := &v1.CommitRequest{ObjectMeta: metav1.ObjectMeta{Namespace: gt.Namespace, Name: fmt.Sprintf("probe-%d", probes)},
+		Spec: v1.CommitRequestSpec{TargetRef: v1.LocalObjectReference{Name: gt.Name}, Message: "probe after " + what}}
+	create(t, req)
+	cond := waitCondition(t, req, func() []metav1.Condition { return req.Status.Conditions }, v1.ConditionPushed, metav1.ConditionFalse, controller.ReasonWritesHeld)
+	if !strings.Contains(cond.Message, "held") {
+		t.Errorf("after %s the CommitRequest does not say the changes are held: %s", what, cond.Message)
+	}
+}
+
 // kzOneCommitChanging checks that exactly one commit followed from, that nothing waits
 // after it, and that it changed exactly the file changed (every other file keeps its bytes,
 // none is added or removed). It returns the new tip.

@@ -25,4 +25,5 @@ const (
 	ReasonRechecking          = "Rechecking"
 	ReasonOwnershipUnknown    = "OwnershipUnknown"
 	ReasonWritesHeld          = "WritesHeld"
+	ReasonAuthorUnresolved    = "AuthorUnresolved"
 )

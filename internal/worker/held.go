@@ -22,6 +22,39 @@ import (
 // changes of an object replacing earlier ones, so that what is held stays bounded by the
 // objects, not by the events.
 
+// heldReason says why target's queued changes wait for a recheck; "" when none do.
+func (s *branchState) heldReason(target string) string {
+	ts := s.targets[target]
+	if ts == nil || !ts.heldOrRefused() {
+		return ""
+	}
+	for _, b := range s.closed {
+		if b.target == target {
+			if ts.refused != nil {
+				return ts.refused.Error()
+			}
+			return ts.held.Error()
+		}
+	}
+	return ""
+}
+
+// answerHeld tells the waiters of a batch that was just held why; they ask again.
+func answerHeld(b *batch, err error) {
+	answer(b.waiters, SaveResult{Held: err.Error()})
+	b.waiters = nil
+}
+
+// tellHeld answers the waiters of a batch that waits behind its held target.
+func (s *branchState) tellHeld(b *batch) {
+	if len(b.waiters) == 0 {
+		return
+	}
+	if reason := s.heldReason(b.target); reason != "" {
+		answerHeld(b, errors.New(reason))
+	}
+}
+
 // waitingToPlan reports a closed batch the next tick would plan: one that is not held
 // back for its target's recheck.
 func (s *branchState) waitingToPlan() bool {

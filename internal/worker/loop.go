@@ -60,6 +60,10 @@ func (s *branchState) closeWindow(reason closeReason) {
 // last window already closed but is not on the remote yet, the request waits for it.
 func (s *branchState) save(m saveMsg) {
 	if s.window == nil || s.window.target != m.target {
+		if reason := s.heldReason(m.target); reason != "" {
+			m.reply <- SaveResult{Held: reason}
+			return
+		}
 		if waiters := s.unpublishedWaiters(m.target); waiters != nil {
 			*waiters = append(*waiters, m.reply)
 			return

@@ -60,6 +60,7 @@ func (s *branchState) planClosed(ctx context.Context, now time.Time) {
 	parkedTarget := map[string]bool{}
 	for _, b := range s.closed {
 		if parkedTarget[b.target] && !b.jumpsTheQueue() { // keep one target's windows in order
+			s.tellHeld(b)
 			parked = append(parked, b)
 			continue
 		}
@@ -69,6 +70,7 @@ func (s *branchState) planClosed(ctx context.Context, now time.Time) {
 			continue
 		}
 		if ts.heldOrRefused() && !recheck && !b.jumpsTheQueue() {
+			s.tellHeld(b)
 			parked = append(parked, b)
 			parkedTarget[b.target] = true
 			continue
@@ -82,6 +84,7 @@ func (s *branchState) planClosed(ctx context.Context, now time.Time) {
 			answer(b.waiters, SaveResult{Err: err})
 		case err != nil:
 			s.hold(ts, err)
+			answerHeld(b, err)
 			b.held = true
 			parked, refusal = append(parked, b), err
 			parkedTarget[b.target] = true
@@ -198,7 +201,7 @@ func (s *branchState) settle(now time.Time) {
 			sha = s.remoteTip
 		}
 		pushed = pushed || pw.commit != ""
-		answer(pw.waiters, SaveResult{SHA: sha})
+		answer(pw.waiters, SaveResult{SHA: sha, Author: pw.author})
 		for _, at := range pw.received {
 			s.cfg.Metrics.Published(at, now)
 		}

@@ -194,7 +194,12 @@ type SaveResult struct {
 	SHA string
 	// NoWindow is set when no open window of the target existed.
 	NoWindow bool
-	Err      error
+	// Author is the author of the commit holding the saved changes.
+	Author Author
+	// Held, when set, says why the saved changes cannot be written now: they are kept and
+	// tried again (docs/branch-worker.md#held-changes); ask again later.
+	Held string
+	Err  error
 }
 
 // Status is a snapshot of the worker's state for status reporting.
