@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -97,14 +98,12 @@ func (r *GitTargetReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 	var t v1.GitTarget
 	if err := r.Get(ctx, req.NamespacedName, &t); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.detach(ctx, name)
-			return reconcile.Result{}, nil
+			return reconcile.Result{}, r.detach(ctx, name)
 		}
 		return reconcile.Result{}, err
 	}
 	if !t.DeletionTimestamp.IsZero() {
-		r.detach(ctx, name)
-		return reconcile.Result{}, nil
+		return reconcile.Result{}, r.detach(ctx, name)
 	}
 	orig := t.DeepCopy()
 	conds := conditions{list: &t.Status.Conditions, generation: t.Generation}
@@ -143,7 +142,9 @@ func (r *GitTargetReconciler) sync(ctx context.Context, t *v1.GitTarget, conds c
 		return prob // the target keeps running as it is until the API answers again
 	}
 	if prob != nil {
-		r.detach(ctx, name)
+		if err := r.detach(ctx, name); err != nil {
+			return &problem{condition: v1.ConditionReady, reason: ReasonWorkerBusy, transient: true, message: err.Error()}
+		}
 		// A detached target has no folder or streams to speak of.
 		meta.RemoveStatusCondition(conds.list, v1.ConditionGitPathAccepted)
 		meta.RemoveStatusCondition(conds.list, v1.ConditionStreamsRunning)
@@ -191,7 +192,10 @@ func (r *GitTargetReconciler) attach(ctx context.Context, t *v1.GitTarget, seale
 	cfg := r.workerConfig(p, creds, pem, t.Spec.Branch)
 	name := client.ObjectKeyFromObject(t).String()
 	if old, ok := r.Pipeline.Router.Key(name); ok && old != verdict.Key {
-		r.detach(ctx, name) // the branch's owner changed under the target
+		// The branch's owner changed under the target.
+		if err := r.detach(ctx, name); err != nil {
+			return nil, &problem{condition: v1.ConditionReady, reason: ReasonWorkerBusy, transient: true, message: err.Error()}
+		}
 	}
 	w, key, replaced, err := r.Pipeline.Workers.Ensure(cfg)
 	if err != nil {
@@ -203,7 +207,11 @@ func (r *GitTargetReconciler) attach(ctx context.Context, t *v1.GitTarget, seale
 		r.retarget(ctx, key, name)
 	}
 	r.Pipeline.Router.Attach(name, key)
-	if err := w.SetTarget(ctx, targetConfig(t, sealer)); err != nil {
+	// Bounded like every call into a worker: a branch stalled on its remote must not hold a
+	// reconcile (and with four of them, every target of the cluster).
+	setCtx, cancel := context.WithTimeout(ctx, workerStatusTimeout)
+	defer cancel()
+	if err := w.SetTarget(setCtx, targetConfig(t, sealer)); err != nil {
 		return nil, &problem{condition: v1.ConditionReady, reason: ReasonWorkerFailed, message: fmt.Sprintf("hand the target to its branch worker: %v", err)}
 	}
 	return w, nil
@@ -261,19 +269,27 @@ func targetConfig(t *v1.GitTarget, sealer *targetSealer) worker.TargetConfig {
 
 // detach stops the target's streams and takes it off its branch; a branch nobody writes
 // any more loses its worker.
-func (r *GitTargetReconciler) detach(ctx context.Context, name string) {
+func (r *GitTargetReconciler) detach(ctx context.Context, name string) error {
 	r.Pipeline.Hub.Set(name, nil)
 	key, ok := r.Pipeline.Router.Key(name)
-	r.Pipeline.Router.Detach(name)
 	if !ok {
-		return
+		return nil
 	}
+	// The worker forgets the target before the router does, so that a retry after a
+	// worker too busy to answer finds the key again.
 	if w, ok := r.Pipeline.Workers.Lookup(key); ok {
-		_ = w.RemoveTarget(ctx, name)
+		removeCtx, cancel := context.WithTimeout(ctx, workerStatusTimeout)
+		err := w.RemoveTarget(removeCtx, name)
+		cancel()
+		if err != nil && !errors.Is(err, worker.ErrStopped) {
+			return fmt.Errorf("the branch worker did not take the removal of GitTarget %s within %s: %w; retrying", name, workerStatusTimeout, err)
+		}
 	}
+	r.Pipeline.Router.Detach(name)
 	if len(r.Pipeline.Router.TargetsOf(key)) == 0 {
 		r.Pipeline.Workers.Release(key)
 	}
+	return nil
 }
 
 // retarget asks every other target of a branch whose worker was replaced to attach again.
