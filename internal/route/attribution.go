@@ -22,6 +22,10 @@ type Attributor interface {
 // snapshot holds the object's newer state (as the gate drops held events).
 type attributed struct {
 	attr Attributor
+	// slots bounds the changes queued or being resolved: when a branch's inbox is full and
+	// hand-overs wait, enqueue waits too, so the stream feels the back-pressure instead of
+	// the queues growing with the event rate.
+	slots chan struct{}
 
 	// mu guards pending only; it is never held while a change is resolved or handed on.
 	mu      sync.Mutex
@@ -36,12 +40,22 @@ type queued struct {
 	handOn func(context.Context, worker.Event) error
 }
 
+// maxAttributing is how many changes of one target may wait for their author or their
+// hand-over at once.
+const maxAttributing = 4096
+
 func newAttributed(attr Attributor) *attributed {
-	return &attributed{attr: attr, pending: map[layout.Identity][]queued{}}
+	return &attributed{attr: attr, slots: make(chan struct{}, maxAttributing), pending: map[layout.Identity][]queued{}}
 }
 
-// enqueue queues one change; the first change of an idle object starts its resolver.
+// enqueue queues one change; the first change of an idle object starts its resolver. It
+// waits while maxAttributing changes are queued, and gives up when ctx ends.
 func (a *attributed) enqueue(ctx context.Context, res watch.Resource, ch watch.Change, ev worker.Event, handOn func(context.Context, worker.Event) error) {
+	select {
+	case a.slots <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	id := ch.Object.ID
@@ -63,6 +77,7 @@ func (a *attributed) resolve(id layout.Identity) {
 
 		q.ev.Author, q.ev.Trailers = a.attr.Author(q.ctx, q.res, q.ch)
 		_ = q.handOn(q.ctx, q.ev) // a failure is re-derived by the next snapshot
+		<-a.slots
 
 		a.mu.Lock()
 		rest := a.pending[id][1:]
