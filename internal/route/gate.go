@@ -99,12 +99,20 @@ func newGate(lookup func(ownership.BranchKey) (*worker.Worker, bool)) *gate {
 
 func (g *gate) holding() bool { return len(g.waiting) > 0 || g.retrying }
 
-// apply takes the router's decision unless a newer one arrived first.
+// apply takes the router's decision unless a newer one arrived first. A detached target
+// writes nowhere: what it gathered or held is let go and its retries stop (it attaches again
+// with fresh snapshots).
 func (g *gate) apply(v view) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if v.version > g.route.version {
-		g.route = v
+	if v.version <= g.route.version {
+		return
+	}
+	g.route = v
+	if !v.attached {
+		g.held, g.snaps, g.retrying = nil, nil, false
+		clear(g.waiting)
+		g.stopTimer()
 	}
 }
 
