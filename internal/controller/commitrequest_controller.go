@@ -7,10 +7,14 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
 	"github.com/gitops-reverser/gitops-reverser/internal/attribution"
@@ -25,17 +29,24 @@ const (
 // CommitRequestReconciler closes the open window of the named GitTarget with the request's
 // message and reports the commit as it exists on the remote after any replay
 // (docs/controllers.md#commitrequest). A request is answered once; its spec is immutable.
+// The wait for the push does not hold a reconcile: the worker's answer is awaited by a
+// goroutine of the request (saves), which asks for a reconcile when it comes.
 type CommitRequestReconciler struct {
 	client.Client
 	Pipeline *Pipeline
 	// Attributed is set when attribution is on: commits carry their Kubernetes authors.
 	Attributed bool
+
+	saves    *saves
+	answered chan event.GenericEvent
 }
 
 func (r *CommitRequestReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.saves = &saves{waiting: map[types.NamespacedName]*save{}}
+	r.answered = make(chan event.GenericEvent, 64)
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1.CommitRequest{}).
-		// A request waits for its push; others must not queue behind it.
+		WatchesRawSource(source.Channel(r.answered, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Named("commitrequest").
 		Complete(r)
@@ -44,6 +55,9 @@ func (r *CommitRequestReconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *CommitRequestReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	var cr v1.CommitRequest
 	if err := r.Get(ctx, req.NamespacedName, &cr); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.saves.forget(req.NamespacedName)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if meta.IsStatusConditionTrue(cr.Status.Conditions, v1.ConditionPushed) {
@@ -51,7 +65,10 @@ func (r *CommitRequestReconciler) Reconcile(ctx context.Context, req reconcile.R
 	}
 	orig := cr.DeepCopy()
 	conds := conditions{list: &cr.Status.Conditions, generation: cr.Generation}
-	prob := r.save(ctx, &cr, conds)
+	prob, waiting := r.save(ctx, &cr, conds)
+	if waiting {
+		return reconcile.Result{}, nil // the answer asks for the next reconcile
+	}
 	if prob != nil {
 		conds.set(v1.ConditionPushed, false, prob.reason, prob.message)
 		conds.ready(false, prob.reason, prob.message, false)
@@ -66,12 +83,15 @@ func (r *CommitRequestReconciler) Reconcile(ctx context.Context, req reconcile.R
 	return reconcile.Result{}, nil
 }
 
-// save asks the target's worker to close its window and waits for the push.
-func (r *CommitRequestReconciler) save(ctx context.Context, cr *v1.CommitRequest, conds conditions) *problem {
+// save asks the target's worker to close its window, and reports the answer once it came.
+// waiting is true while the answer is awaited.
+func (r *CommitRequestReconciler) save(ctx context.Context, cr *v1.CommitRequest, conds conditions) (_ *problem, waiting bool) {
+	name := client.ObjectKeyFromObject(cr)
 	target := client.ObjectKey{Namespace: cr.Namespace, Name: cr.Spec.TargetRef.Name}
 	var t v1.GitTarget
 	if err := r.Get(ctx, target, &t); err != nil {
-		return &problem{reason: ReasonTargetNotFound, message: fmt.Sprintf("GitTarget %s named by spec.targetRef cannot be read: %s", target, reasonOf(err))}
+		r.saves.forget(name)
+		return &problem{reason: ReasonTargetNotFound, message: fmt.Sprintf("GitTarget %s named by spec.targetRef cannot be read: %s", target, reasonOf(err))}, false
 	}
 	key, ok := r.Pipeline.Router.Key(target.String())
 	var w *worker.Worker
@@ -79,20 +99,60 @@ func (r *CommitRequestReconciler) save(ctx context.Context, cr *v1.CommitRequest
 		w, ok = r.Pipeline.Workers.Lookup(key)
 	}
 	if !ok {
-		return &problem{reason: ReasonTargetNotReady, message: fmt.Sprintf("GitTarget %s is not writing a branch yet (see its conditions); retrying", target)}
+		r.saves.forget(name)
+		return &problem{reason: ReasonTargetNotReady, message: fmt.Sprintf("GitTarget %s is not writing a branch yet (see its conditions); retrying", target)}, false
 	}
-	ctx, cancel := context.WithTimeout(ctx, commitRequestSaveBudget)
+	res, answered := r.saves.result(name)
+	if !answered {
+		if err := r.startSave(ctx, cr, w); err != nil {
+			return &problem{reason: ReasonPushFailed, message: fmt.Sprintf("hand the request to the branch worker: %v; retrying", err)}, false
+		}
+		return nil, true
+	}
+	return r.report(ctx, cr, &t, w, res, conds), false
+}
+
+// startSave hands the request to the worker (bounded, like every call into a worker) unless
+// it was handed already, and waits for the answer in a goroutine of its own.
+func (r *CommitRequestReconciler) startSave(ctx context.Context, cr *v1.CommitRequest, w *worker.Worker) error {
+	name := client.ObjectKeyFromObject(cr)
+	if r.saves.started(name) {
+		return nil
+	}
+	sendCtx, cancel := context.WithTimeout(ctx, workerStatusTimeout)
 	defer cancel()
-	reply, err := w.Save(ctx, target.String(), cr.Spec.Message)
+	reply, err := w.Save(sendCtx, cr.Namespace+"/"+cr.Spec.TargetRef.Name, cr.Spec.Message)
 	if err != nil {
-		return &problem{reason: ReasonPushFailed, message: fmt.Sprintf("hand the request to the branch worker: %v", err)}
+		return err
 	}
-	var res worker.SaveResult
-	select {
-	case res = <-reply:
-	case <-ctx.Done():
-		return &problem{reason: ReasonPushFailed, message: "the commit is not on the remote yet; retrying"}
-	}
+	s := r.saves.start(name)
+	obj := &v1.CommitRequest{}
+	obj.Namespace, obj.Name = cr.Namespace, cr.Name
+	// ctx is the controller's: it ends when the manager stops, not with this reconcile.
+	go func() {
+		timeout := time.NewTimer(commitRequestSaveBudget)
+		defer timeout.Stop()
+		var res worker.SaveResult
+		select {
+		case res = <-reply:
+		case <-w.Done():
+			res = worker.SaveResult{Err: worker.ErrStopped}
+		case <-timeout.C:
+			res = worker.SaveResult{Err: fmt.Errorf("the commit is not on the remote after %s", commitRequestSaveBudget)}
+		case <-ctx.Done():
+			return
+		}
+		r.saves.answer(s, res)
+		select {
+		case r.answered <- event.GenericEvent{Object: obj}:
+		case <-ctx.Done():
+		}
+	}()
+	return nil
+}
+
+// report turns the worker's answer into the request's status.
+func (r *CommitRequestReconciler) report(ctx context.Context, cr *v1.CommitRequest, t *v1.GitTarget, w *worker.Worker, res worker.SaveResult, conds conditions) *problem {
 	cr.Status.Branch = t.Spec.Branch
 	switch {
 	case res.Held != "":
