@@ -69,27 +69,30 @@ func (s *branchState) noteError(err error) {
 // at once, so that a wrong password never becomes a retry storm.
 func (s *branchState) backoff(now time.Time, err error) {
 	s.failures++
-	delay := s.cfg.RetryMin << min(s.failures-1, 20)
+	delay := s.cfg.retryDelay(s.failures)
 	if remote, ok := err.(*gitrepo.RemoteError); ok && remote.Permanent() {
-		delay = s.cfg.RetryMax
-	}
-	if delay > s.cfg.RetryMax || delay <= 0 {
 		delay = s.cfg.RetryMax
 	}
 	s.retryAt = now.Add(delay)
 	s.noteError(err)
 }
 
-// scheduleRecheck sets when a refused folder is looked at again: exponential from RetryMin
-// to RetryMax, as for failures, so that a refused folder never becomes a busy loop.
+// scheduleRecheck sets when held changes are looked at again: exponential from RetryMin to
+// RetryMax, as for failures, so that a refused folder never becomes a busy loop.
 func (s *branchState) scheduleRecheck(now time.Time, err error) {
 	s.rechecks++
-	delay := s.cfg.RetryMin << min(s.rechecks-1, 20)
-	if delay > s.cfg.RetryMax || delay <= 0 {
-		delay = s.cfg.RetryMax
+	s.recheckAt = now.Add(s.cfg.retryDelay(s.rechecks))
+	s.cfg.Log.Info("held changes wait; looking again later", "branch", s.cfg.Branch, "at", s.recheckAt, "reason", err.Error())
+}
+
+// retryDelay is the wait before the attempt-th retry: RetryMin doubled each time, at most
+// RetryMax.
+func (c *Config) retryDelay(attempt int) time.Duration {
+	delay := c.RetryMin << min(max(attempt-1, 0), 20)
+	if delay > c.RetryMax || delay <= 0 {
+		return c.RetryMax
 	}
-	s.recheckAt = now.Add(delay)
-	s.cfg.Log.Info("a refused folder holds writes back; looking again later", "branch", s.cfg.Branch, "at", s.recheckAt, "reason", err.Error())
+	return delay
 }
 
 func (s *branchState) recovered() {
