@@ -67,7 +67,8 @@ func (r *CommitRequestReconciler) Reconcile(ctx context.Context, req reconcile.R
 	conds := conditions{list: &cr.Status.Conditions, generation: cr.Generation}
 	prob, waiting := r.save(ctx, &cr, conds)
 	if waiting {
-		return reconcile.Result{}, nil // the answer asks for the next reconcile
+		// The answer asks for the next reconcile; the requeue is a safety net.
+		return reconcile.Result{RequeueAfter: commitRequestSaveBudget + time.Minute}, nil
 	}
 	if prob != nil {
 		conds.set(v1.ConditionPushed, false, prob.reason, prob.message)
@@ -102,7 +103,7 @@ func (r *CommitRequestReconciler) save(ctx context.Context, cr *v1.CommitRequest
 		r.saves.forget(name)
 		return &problem{reason: ReasonTargetNotReady, message: fmt.Sprintf("GitTarget %s is not writing a branch yet (see its conditions); retrying", target)}, false
 	}
-	res, answered := r.saves.result(name)
+	res, answered := r.saves.result(name, cr.UID)
 	if !answered {
 		if err := r.startSave(ctx, cr, w); err != nil {
 			return &problem{reason: ReasonPushFailed, message: fmt.Sprintf("hand the request to the branch worker: %v; retrying", err)}, false
@@ -116,7 +117,7 @@ func (r *CommitRequestReconciler) save(ctx context.Context, cr *v1.CommitRequest
 // it was handed already, and waits for the answer in a goroutine of its own.
 func (r *CommitRequestReconciler) startSave(ctx context.Context, cr *v1.CommitRequest, w *worker.Worker) error {
 	name := client.ObjectKeyFromObject(cr)
-	if r.saves.started(name) {
+	if r.saves.started(name, cr.UID) {
 		return nil
 	}
 	sendCtx, cancel := context.WithTimeout(ctx, workerStatusTimeout)
@@ -125,7 +126,7 @@ func (r *CommitRequestReconciler) startSave(ctx context.Context, cr *v1.CommitRe
 	if err != nil {
 		return err
 	}
-	s := r.saves.start(name)
+	s := r.saves.start(name, cr.UID)
 	obj := &v1.CommitRequest{}
 	obj.Namespace, obj.Name = cr.Namespace, cr.Name
 	// ctx is the controller's: it ends when the manager stops, not with this reconcile.
@@ -160,9 +161,11 @@ func (r *CommitRequestReconciler) report(ctx context.Context, cr *v1.CommitReque
 	case res.Err != nil:
 		return &problem{reason: ReasonPushFailed, message: fmt.Sprintf("push: %v; retrying", res.Err)}
 	case res.NoWindow || res.SHA == "":
-		st, err := w.Status(ctx)
+		statusCtx, cancel := context.WithTimeout(ctx, workerStatusTimeout)
+		st, err := w.Status(statusCtx)
+		cancel()
 		if err != nil {
-			return &problem{reason: ReasonPushFailed, message: err.Error()}
+			return &problem{reason: ReasonWorkerBusy, message: fmt.Sprintf("the branch worker did not answer within %s: %v; retrying", workerStatusTimeout, err)}
 		}
 		cr.Status.SHA = st.RemoteTip
 		conds.set(v1.ConditionAuthorAttributed, false, ReasonNothingPending, "the request made no commit, so there is no author to attribute")
@@ -172,7 +175,7 @@ func (r *CommitRequestReconciler) report(ctx context.Context, cr *v1.CommitReque
 		return nil
 	}
 	cr.Status.SHA = res.SHA
-	r.reportAuthor(conds, res.Author)
+	r.reportAuthor(conds, res)
 	msg := fmt.Sprintf("commit %s is on branch %s", shortSHA(res.SHA), t.Spec.Branch)
 	conds.set(v1.ConditionPushed, true, ReasonPushed, msg)
 	conds.ready(true, ReasonPushed, msg, false)
@@ -181,11 +184,13 @@ func (r *CommitRequestReconciler) report(ctx context.Context, cr *v1.CommitReque
 
 // reportAuthor sets AuthorAttributed for the commit holding the request's changes: true only
 // when its author is a resolved Kubernetes user.
-func (r *CommitRequestReconciler) reportAuthor(conds conditions, author worker.Author) {
+func (r *CommitRequestReconciler) reportAuthor(conds conditions, res worker.SaveResult) {
 	switch {
 	case !r.Attributed:
 		conds.set(v1.ConditionAuthorAttributed, false, ReasonAttributionOff, "attribution is not configured (--audit-bind-address): the commit's author is the committer")
-	case author.Email == attribution.UnresolvedEmail || author.Name == "":
+	case res.ByCommitter:
+		conds.set(v1.ConditionAuthorAttributed, false, ReasonAuthorUnresolved, "the commit holding these changes is authored by the committer (a resync's commit): no Kubernetes user is named")
+	case res.Author.Email == attribution.UnresolvedEmail || res.Author.Name == "":
 		conds.set(v1.ConditionAuthorAttributed, false, ReasonAuthorUnresolved, "no audit event named the author of these changes in time: the commit is authored "+attribution.UnresolvedName)
 	default:
 		conds.set(v1.ConditionAuthorAttributed, true, ReasonAttributed, "the commit is authored by the Kubernetes user of its changes, with their audit IDs as trailers")

@@ -16,24 +16,26 @@ type saves struct {
 	waiting map[types.NamespacedName]*save
 }
 
-// save is one handed-over request; res is set once done.
+// save is one handed-over request (uid tells a request from a new one of the same name);
+// res is set once done.
 type save struct {
+	uid  types.UID
 	done bool
 	res  worker.SaveResult
 }
 
-// started reports whether the request was handed over and not yet read back.
-func (s *saves) started(name types.NamespacedName) bool {
+// started reports whether this request was handed over and not yet read back.
+func (s *saves) started(name types.NamespacedName, uid types.UID) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.waiting[name]
-	return ok
+	sv, ok := s.waiting[name]
+	return ok && sv.uid == uid
 }
 
-func (s *saves) start(name types.NamespacedName) *save {
+func (s *saves) start(name types.NamespacedName, uid types.UID) *save {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sv := &save{}
+	sv := &save{uid: uid}
 	s.waiting[name] = sv
 	return sv
 }
@@ -44,12 +46,12 @@ func (s *saves) answer(sv *save, res worker.SaveResult) {
 	sv.done, sv.res = true, res
 }
 
-// result returns the answer to the request once it came, and forgets the request.
-func (s *saves) result(name types.NamespacedName) (worker.SaveResult, bool) {
+// result returns the answer to this request once it came, and forgets the request.
+func (s *saves) result(name types.NamespacedName, uid types.UID) (worker.SaveResult, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sv, ok := s.waiting[name]
-	if !ok || !sv.done {
+	if !ok || !sv.done || sv.uid != uid {
 		return worker.SaveResult{}, false
 	}
 	delete(s.waiting, name)

@@ -212,6 +212,11 @@ func (r *GitTargetReconciler) attach(ctx context.Context, t *v1.GitTarget, seale
 	setCtx, cancel := context.WithTimeout(ctx, workerStatusTimeout)
 	defer cancel()
 	if err := w.SetTarget(setCtx, targetConfig(t, sealer)); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			// Busy, not failed: the target stays attached and is handed over again.
+			return nil, &problem{condition: v1.ConditionReady, reason: ReasonWorkerBusy, transient: true,
+				message: fmt.Sprintf("the branch worker did not take the target within %s (a slow fetch or push); retrying", workerStatusTimeout)}
+		}
 		return nil, &problem{condition: v1.ConditionReady, reason: ReasonWorkerFailed, message: fmt.Sprintf("hand the target to its branch worker: %v", err)}
 	}
 	return w, nil

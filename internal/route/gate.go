@@ -66,7 +66,10 @@ type gate struct {
 	retrying bool
 	// round identifies the gathering a timer belongs to.
 	round int
-	timer *time.Timer
+	// detachments counts detachments: a hand-over begun before one lets go of what it
+	// took, and a retry of it is not armed.
+	detachments int
+	timer       *time.Timer
 }
 
 type gathered struct {
@@ -113,6 +116,7 @@ func (g *gate) apply(v view) {
 		g.held, g.snaps, g.retrying = nil, nil, false
 		clear(g.waiting)
 		g.stopTimer()
+		g.detachments++
 	}
 }
 
@@ -288,16 +292,18 @@ func (g *gate) flush(ctx context.Context) error {
 			snaps = append(snaps, s.snaps...)
 		}
 	}
-	v := g.route
+	v, gen := g.route, g.detachments
 	g.mu.Unlock()
 	if err := g.resync(ctx, v, snaps); err != nil {
-		return g.later(err)
+		return g.later(gen, err)
 	}
 	g.mu.Lock()
-	g.snaps = nil
+	if g.detachments == gen {
+		g.snaps = nil
+	}
 	g.mu.Unlock()
 	for {
-		h, current, v, ok := g.nextHeld()
+		h, current, v, ok := g.nextHeld(gen)
 		if !ok {
 			return nil
 		}
@@ -307,21 +313,23 @@ func (g *gate) flush(ctx context.Context) error {
 				err = w.Submit(ctx, h.ev)
 			}
 			if err != nil {
-				return g.later(err)
+				return g.later(gen, err)
 			}
 		}
 		g.mu.Lock()
-		g.held = g.held[1:]
+		if g.detachments == gen && len(g.held) > 0 {
+			g.held = g.held[1:]
+		}
 		g.mu.Unlock()
 	}
 }
 
 // nextHeld returns the first held event, whether its stream is still subscribed, and the
 // route to hand it over on.
-func (g *gate) nextHeld() (heldEvent, bool, view, bool) {
+func (g *gate) nextHeld(gen int) (heldEvent, bool, view, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if len(g.held) == 0 {
+	if len(g.held) == 0 || g.detachments != gen {
 		return heldEvent{}, false, view{}, false
 	}
 	h := g.held[0]
@@ -335,10 +343,14 @@ func (g *gate) stopTimer() {
 	}
 }
 
-// later keeps what is left and arms a retry.
-func (g *gate) later(err error) error {
+// later keeps what is left and arms a retry, unless the target was detached since the
+// hand-over began (gen).
+func (g *gate) later(gen int, err error) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.detachments != gen {
+		return err
+	}
 	g.retrying = true
 	g.arm(retryDelay)
 	return err

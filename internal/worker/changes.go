@@ -86,8 +86,12 @@ func (s *branchState) reportedState(ts *targetState) string {
 	if ts.held != nil {
 		held = ts.held.Error()
 	}
+	failing := ""
+	if s.failures > 0 && s.lastErr != nil {
+		// Only while the branch fails: a target's refusal is noted as the branch's last
+		// error too, and must not reconcile every other target.
+		failing = s.lastErr.Error()
+	}
 	f := ts.fidelity.status()
-	// The branch's failures count, not their text: one target's refusal is noted as the
-	// branch's last error too, and must not reconcile every other target.
-	return fmt.Sprintf("%t\x00%t\x00%q\x00%q\x00%q\x00%s\x00%q", s.ready, s.failures > 0, refused, held, ts.boundary, f.State, f.Divergence)
+	return fmt.Sprintf("%t\x00%q\x00%q\x00%q\x00%q\x00%s\x00%q", s.ready, failing, refused, held, ts.boundary, f.State, f.Divergence)
 }

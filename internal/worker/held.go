@@ -22,19 +22,30 @@ import (
 // changes of an object replacing earlier ones, so that what is held stays bounded by the
 // objects, not by the events.
 
-// heldReason says why target's queued changes wait for a recheck; "" when none do.
+// heldReason says why some of target's changes are not on the remote and wait for a
+// recheck or a change of the folder: a held batch, a write that waits for its folder, or a
+// change the render refused and the target keeps. "" when none does.
 func (s *branchState) heldReason(target string) string {
 	ts := s.targets[target]
-	if ts == nil || !ts.heldOrRefused() {
+	if ts == nil {
 		return ""
 	}
-	for _, b := range s.closed {
-		if b.target == target {
-			if ts.refused != nil {
-				return ts.refused.Error()
-			}
+	why := func() string {
+		switch {
+		case ts.refused != nil:
+			return ts.refused.Error()
+		case ts.held != nil:
 			return ts.held.Error()
+		case ts.boundary != "":
+			return ts.boundary
 		}
+		return "a change the render refused is kept until the folder changes"
+	}
+	if ts.heldOrRefused() && slices.ContainsFunc(s.closed, func(b *batch) bool { return b.target == target }) {
+		return why()
+	}
+	if slices.ContainsFunc(s.pending, func(pw *pendingWrite) bool { return pw.target == target && !pw.applied }) || len(ts.retry) > 0 {
+		return why()
 	}
 	return ""
 }
@@ -157,7 +168,11 @@ func (s *branchState) coalesceHeld() {
 			later[b.target] = seen
 		}
 		var heir *batch
+		deletes := s.targets[b.target].cfg.Prune.deletesOnEvent()
 		b.events, b.received = keepEvents(b.events, b.received, func(ev Event) bool {
+			if ev.Op == OpDelete && !deletes {
+				return false // a delete the prune mode ignores must not replace an upsert
+			}
 			if newer, ok := seen[ev.ID]; ok {
 				heir = newer
 				return false

@@ -99,3 +99,17 @@ func TestAHeldTargetDoesNotWakeTheLoopBeforeItCanAct(t *testing.T) {
 		t.Fatalf("kept refusal with a pending write: wakes at %s, in the past", wake)
 	}
 }
+
+// Writes that wait for a refused folder, with nothing to push, must not wake the loop
+// before their recheck.
+func TestUnappliedWritesAloneDoNotWakeTheLoopBeforeTheirRecheck(t *testing.T) {
+	now := time.Now()
+	s, ts := heldState()
+	ts.held = nil
+	s.localTip, s.remoteTip = "tip", "tip"
+	s.pending = []*pendingWrite{{target: "team/live", applied: false}}
+	s.recheckAt = now.Add(time.Minute)
+	if wake := s.nextWake(now); wake.Before(s.recheckAt) {
+		t.Fatalf("wakes at %s, before the recheck at %s", wake, s.recheckAt)
+	}
+}

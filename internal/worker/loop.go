@@ -147,12 +147,26 @@ func (s *branchState) nextWake(now time.Time) time.Time {
 	if at, ok := s.nextRecheck(); ok && at.Before(wake) {
 		wake = at
 	}
-	if len(s.pending) > 0 {
+	if s.pushable() {
 		if at := s.nextPushAt(); at.Before(wake) {
 			wake = at
 		}
 	}
 	return wake
+}
+
+// pushable reports pending writes a push would publish: the local tip is ahead, or a write
+// is waiting for its answer. Unapplied writes alone wait for their recheck.
+func (s *branchState) pushable() bool {
+	if s.localTip != s.remoteTip {
+		return true
+	}
+	for _, pw := range s.pending {
+		if pw.applied {
+			return true
+		}
+	}
+	return false
 }
 
 // shutdown commits the open window and tries one last push, bounded in time. What does

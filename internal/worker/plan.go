@@ -346,9 +346,15 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 		decideOne(action{op: ev.Op, typ: ev.Type, id: ev.ID, doc: ev.Doc})
 	}
 	for _, snap := range b.snapshots {
+		if p.failed != nil {
+			return p // the index is gone: no sweep can be planned on it
+		}
 		for _, a := range s.sweepActions(ts, snap) {
 			decideOne(a)
 		}
+	}
+	if p.failed != nil {
+		return p
 	}
 	p.refusal = s.verifyKustomize(ts)
 	return p

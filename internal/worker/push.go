@@ -201,7 +201,7 @@ func (s *branchState) settle(now time.Time) {
 			sha = s.remoteTip
 		}
 		pushed = pushed || pw.commit != ""
-		answer(pw.waiters, SaveResult{SHA: sha, Author: pw.author})
+		answer(pw.waiters, SaveResult{SHA: sha, Author: pw.author, ByCommitter: pw.author == s.cfg.Committer})
 		for _, at := range pw.received {
 			s.cfg.Metrics.Published(at, now)
 		}

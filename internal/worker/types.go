@@ -194,8 +194,10 @@ type SaveResult struct {
 	SHA string
 	// NoWindow is set when no open window of the target existed.
 	NoWindow bool
-	// Author is the author of the commit holding the saved changes.
-	Author Author
+	// Author is the author of the commit holding the saved changes; ByCommitter is set when
+	// that is the committer (a snapshot's commit, or no attribution).
+	Author      Author
+	ByCommitter bool
 	// Held, when set, says why the saved changes cannot be written now: they are kept and
 	// tried again (docs/branch-worker.md#held-changes); ask again later.
 	Held string
