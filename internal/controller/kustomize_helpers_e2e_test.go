@@ -244,6 +244,14 @@ func kzHeldProbe(t *testing.T, gt *v1.GitTarget, what string) {
 func kzOneCommitChanging(t *testing.T, r *repo, gt *v1.GitTarget, what, from string, before map[string]string, changed string) string {
 	t.Helper()
 	tip := kzNothingPending(t, gt, what)
+	kzCommitChanged(t, r, tip, what, from, before, changed)
+	return tip
+}
+
+// kzCommitChanged checks that tip is one commit on from that changed exactly the file
+// changed (every other file keeps its bytes, none is added or removed).
+func kzCommitChanged(t *testing.T, r *repo, tip, what, from string, before map[string]string, changed string) {
+	t.Helper()
 	log := r.log()
 	if len(log) < 2 || log[0].SHA != tip || log[1].SHA != from {
 		t.Fatalf("after the %s change the history is %q (tip %s), want one commit on %s", what, subjects(log), tip, from)
@@ -260,7 +268,6 @@ func kzOneCommitChanging(t *testing.T, r *repo, gt *v1.GitTarget, what, from str
 	if len(after) != len(before) {
 		t.Errorf("the %s commit added or removed files: %d files, was %d", what, len(after), len(before))
 	}
-	return tip
 }
 
 // kzUpdate changes the live object ns/name of type T through the API, retrying on a
