@@ -18,6 +18,7 @@ import (
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
 	"github.com/gitops-reverser/gitops-reverser/internal/attribution"
+	"github.com/gitops-reverser/gitops-reverser/internal/pipeline"
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
 )
 
@@ -33,7 +34,7 @@ const (
 // goroutine of the request (saves), which asks for a reconcile when it comes.
 type CommitRequestReconciler struct {
 	client.Client
-	Pipeline *Pipeline
+	Pipeline *pipeline.Pipeline
 	// Attributed is set when attribution is on: commits carry their Kubernetes authors.
 	Attributed bool
 

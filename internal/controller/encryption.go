@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
+	"github.com/gitops-reverser/gitops-reverser/internal/pipeline"
 	"github.com/gitops-reverser/gitops-reverser/internal/secrets"
 )
 
@@ -24,13 +24,6 @@ const (
 	ReasonEncryptionNotConfigured = "EncryptionNotConfigured"
 	ReasonRecipientsInvalid       = "RecipientsInvalid"
 	ReasonDigestKeyUnavailable    = "DigestKeyUnavailable"
-)
-
-// digestKeySecret is the Secret, in the operator's state namespace, holding the key of the
-// digests that tell an unchanged Secret without decrypting it (docs/secrets.md).
-const (
-	digestKeySecret = "gitops-reverser-digest-key"
-	digestKeyField  = "key"
 )
 
 // targetSealer seals the Secrets of one GitTarget; it serves route.Sealer.
@@ -42,51 +35,9 @@ type targetSealer struct {
 
 func (s *targetSealer) Fingerprint() string { return s.fingerprint }
 
-// digestKeys loads (or creates, once) the digest key, shared by every target.
-type digestKeys struct {
-	client    client.Client
-	namespace string
-
-	mu  sync.Mutex
-	key []byte
-}
-
-func (d *digestKeys) get(ctx context.Context) ([]byte, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.key != nil {
-		return d.key, nil
-	}
-	name := types.NamespacedName{Namespace: d.namespace, Name: digestKeySecret}
-	var s corev1.Secret
-	err := d.client.Get(ctx, name, &s)
-	if apierrors.IsNotFound(err) {
-		key, kerr := secrets.NewDigestKey()
-		if kerr != nil {
-			return nil, kerr
-		}
-		s = corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: d.namespace, Name: digestKeySecret,
-			Labels: map[string]string{"app.kubernetes.io/managed-by": "gitops-reverser"}},
-			Data: map[string][]byte{digestKeyField: key}}
-		err = d.client.Create(ctx, &s)
-		if apierrors.IsAlreadyExists(err) { // another replica was first
-			err = d.client.Get(ctx, name, &s)
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("digest key Secret %s: %w", name, err)
-	}
-	key := s.Data[digestKeyField]
-	if len(key) < secrets.MinDigestKeyLen {
-		return nil, fmt.Errorf("digest key Secret %s: key %q is shorter than %d bytes", name, digestKeyField, secrets.MinDigestKeyLen)
-	}
-	d.key = key
-	return key, nil
-}
-
 // sealerFor builds the sealer of t's spec.encryption. Without encryption it returns nil
 // and a message; with unusable encryption, nil and a problem for EncryptionConfigured.
-func sealerFor(ctx context.Context, c client.Client, keys *digestKeys, t *v1.GitTarget) (*targetSealer, *problem) {
+func sealerFor(ctx context.Context, c client.Client, keys *pipeline.DigestKeys, t *v1.GitTarget) (*targetSealer, *problem) {
 	enc := t.Spec.Encryption
 	if enc == nil {
 		return nil, &problem{condition: v1.ConditionEncryptionConfigured, reason: ReasonEncryptionNotConfigured,
@@ -116,7 +67,7 @@ func sealerFor(ctx context.Context, c client.Client, keys *digestKeys, t *v1.Git
 		return nil, &problem{condition: v1.ConditionEncryptionConfigured, reason: ReasonRecipientsInvalid,
 			message: fmt.Sprintf("spec.encryption.age: %v; Secrets are not mirrored", err)}
 	}
-	dk, err := keys.get(ctx)
+	dk, err := keys.Get(ctx)
 	if err != nil {
 		return nil, &problem{condition: v1.ConditionEncryptionConfigured, reason: ReasonDigestKeyUnavailable, transient: true,
 			message: fmt.Sprintf("%v; Secrets are not mirrored", err)}

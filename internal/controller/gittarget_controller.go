@@ -26,6 +26,7 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
 	"github.com/gitops-reverser/gitops-reverser/internal/ownership"
+	"github.com/gitops-reverser/gitops-reverser/internal/pipeline"
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
 )
 
@@ -45,7 +46,7 @@ const (
 // streams its rules claim, and reports what the pipeline sees.
 type GitTargetReconciler struct {
 	client.Client
-	Pipeline *Pipeline
+	Pipeline *pipeline.Pipeline
 	// Events records transitions on the GitTarget (nil records none).
 	Events events.EventRecorder
 	// Resync is how often a ready target's status is refreshed without a change

@@ -9,41 +9,22 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
-	"github.com/gitops-reverser/gitops-reverser/internal/attribution"
-	"github.com/gitops-reverser/gitops-reverser/internal/metrics"
-	"github.com/gitops-reverser/gitops-reverser/internal/route"
-	"github.com/gitops-reverser/gitops-reverser/internal/sanitize"
+	"github.com/gitops-reverser/gitops-reverser/internal/pipeline"
 	"github.com/gitops-reverser/gitops-reverser/internal/watch"
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
 )
 
-// SetupOptions configure the pipeline the reconcilers wire.
+// SetupOptions configure the pipeline and the reconcilers that drive it.
 type SetupOptions struct {
-	// WorkDir holds the branch workers' local copies.
-	WorkDir string
-	// Tune, when set, adjusts every branch worker's configuration.
-	Tune func(*worker.Config)
-	// SensitiveTypes are written only encrypted, like Secrets (--sensitive-types).
-	SensitiveTypes watch.SensitiveTypes
-	// StateNamespace holds the Secrets the operator itself owns (the digest key).
-	StateNamespace string
-	// Attribution, when set, holds the audit facts that name the author of each change;
-	// AttributionGrace is how long a change waits for its fact.
-	Attribution      *attribution.Index
-	AttributionGrace time.Duration
-	// CatalogOptions tune discovery refreshes.
-	CatalogOptions []watch.CatalogOption
+	pipeline.Options
 	// StatusResync is how often a ready GitTarget's status is refreshed without a change
 	// (DefaultStatusResync when 0).
 	StatusResync time.Duration
@@ -52,37 +33,11 @@ type SetupOptions struct {
 // Setup builds the pipeline and registers every reconciler with mgr. The pipeline runs
 // while ctx lasts.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
-	cfg := mgr.GetConfig()
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("dynamic client: %w", err)
-	}
-	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("discovery client: %w", err)
-	}
-	if err := os.MkdirAll(opts.WorkDir, 0o700); err != nil {
-		return fmt.Errorf("work dir %s: %w", opts.WorkDir, err)
-	}
-	log := ctrl.Log.WithName("pipeline")
-	m, err := metrics.New(ctrlmetrics.Registry)
+	p, err := pipeline.New(ctx, mgr.GetConfig(), mgr.GetClient(), opts.Options, ctrl.Log.WithName("pipeline"))
 	if err != nil {
 		return err
 	}
-	registry := worker.NewRegistry(ctx, filepath.Join(opts.WorkDir, "branches"))
-	p := &Pipeline{
-		Workers:   registry,
-		Router:    route.NewRouter(registry, attributor(opts, m), opts.SensitiveTypes),
-		Hub:       watch.NewHub(ctx, dyn, sanitize.Object, opts.SensitiveTypes, m, log.WithName("streams")),
-		Sensitive: opts.SensitiveTypes,
-		Catalog:   watch.NewCatalog(disco, log.WithName("catalog"), opts.CatalogOptions...),
-		Reducer:   pipelineReducer{defaults: sanitize.NewDefaulter(dyn)},
-		Tune:      opts.Tune,
-		Metrics:   m,
-		Retarget:  make(chan event.GenericEvent, 256),
-		Changes:   worker.NewChanges(),
-	}
-	p.DigestKeys = &digestKeys{client: mgr.GetClient(), namespace: opts.StateNamespace}
+	registry := p.Workers
 	rulesRecheck := make(chan event.GenericEvent, 256)
 	clusterRulesRecheck := make(chan event.GenericEvent, 256)
 	c := mgr.GetClient()
@@ -108,7 +63,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
 		func() error {
 			return (&GitTargetReconciler{Client: c, Pipeline: p, Events: mgr.GetEventRecorder("gitops-reverser"), Resync: opts.StatusResync}).SetupWithManager(mgr)
 		},
-		func() error { return mgr.AddReadyzCheck("discovery", p.discoveryRan) },
+		func() error { return mgr.AddReadyzCheck("discovery", p.DiscoveryRan) },
 		func() error {
 			return (&WatchRuleReconciler{Client: c, Catalog: p.Catalog, Sensitive: opts.SensitiveTypes, Recheck: rulesRecheck}).SetupWithManager(mgr)
 		},
@@ -219,15 +174,3 @@ func send(ctx context.Context, ch chan event.GenericEvent, obj client.Object) {
 }
 
 var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
-
-// attributor is the attribution join when attribution is on, else nil.
-func attributor(opts SetupOptions, m *metrics.Metrics) route.Attributor {
-	if opts.Attribution == nil {
-		return nil
-	}
-	grace := opts.AttributionGrace
-	if grace <= 0 {
-		grace = attribution.DefaultGrace
-	}
-	return attributionJoin{index: opts.Attribution, grace: grace, metrics: m}
-}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gitops-reverser/gitops-reverser/internal/controller"
 	"github.com/gitops-reverser/gitops-reverser/internal/kubescheme"
+	"github.com/gitops-reverser/gitops-reverser/internal/pipeline"
 )
 
 // RestConfig loads the configuration of the API server to run against: the --kubeconfig
@@ -89,8 +90,9 @@ func Run(ctx context.Context, opts Options) error {
 	if workDir == "" {
 		workDir = filepath.Join(os.TempDir(), "gitops-reverser")
 	}
-	if err := controller.Setup(ctx, mgr, controller.SetupOptions{WorkDir: workDir, Tune: opts.Tune, StateNamespace: stateNamespace(opts),
-		Attribution: index, AttributionGrace: opts.AttributionGrace, SensitiveTypes: sensitive, StatusResync: opts.StatusResync}); err != nil {
+	wiring := pipeline.Options{WorkDir: workDir, Tune: opts.Tune, StateNamespace: stateNamespace(opts),
+		Attribution: index, AttributionGrace: opts.AttributionGrace, SensitiveTypes: sensitive}
+	if err := controller.Setup(ctx, mgr, controller.SetupOptions{Options: wiring, StatusResync: opts.StatusResync}); err != nil {
 		return fmt.Errorf("set up controllers: %w", err)
 	}
 	if err := mgr.Start(ctx); err != nil {

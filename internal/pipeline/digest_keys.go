@@ -1,0 +1,66 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/secrets"
+)
+
+// digestKeySecret is the Secret, in the operator's state namespace, holding the key of the
+// digests that tell an unchanged Secret without decrypting it (docs/secrets.md).
+const (
+	digestKeySecret = "gitops-reverser-digest-key"
+	digestKeyField  = "key"
+)
+
+// DigestKeys loads (or creates, once) the key of sealed Secrets' plaintext digests
+// (docs/secrets.md#the-plaintext-digest), shared by every target.
+type DigestKeys struct {
+	client    client.Client
+	namespace string
+
+	mu  sync.Mutex
+	key []byte
+}
+
+// Get returns the key, creating its Secret the first time.
+func (d *DigestKeys) Get(ctx context.Context) ([]byte, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.key != nil {
+		return d.key, nil
+	}
+	name := types.NamespacedName{Namespace: d.namespace, Name: digestKeySecret}
+	var s corev1.Secret
+	err := d.client.Get(ctx, name, &s)
+	if apierrors.IsNotFound(err) {
+		key, kerr := secrets.NewDigestKey()
+		if kerr != nil {
+			return nil, kerr
+		}
+		s = corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: d.namespace, Name: digestKeySecret,
+			Labels: map[string]string{"app.kubernetes.io/managed-by": "gitops-reverser"}},
+			Data: map[string][]byte{digestKeyField: key}}
+		err = d.client.Create(ctx, &s)
+		if apierrors.IsAlreadyExists(err) { // another replica was first
+			err = d.client.Get(ctx, name, &s)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("digest key Secret %s: %w", name, err)
+	}
+	key := s.Data[digestKeyField]
+	if len(key) < secrets.MinDigestKeyLen {
+		return nil, fmt.Errorf("digest key Secret %s: key %q is shorter than %d bytes", name, digestKeyField, secrets.MinDigestKeyLen)
+	}
+	d.key = key
+	return key, nil
+}

@@ -1,0 +1,131 @@
+// Package pipeline wires the stages of the write path — the catalog and the hub of watch
+// streams, the router and its attribution join, the registry of branch workers, the reducer
+// and the digest key of sealed Secrets — into one Pipeline that the reconcilers of
+// internal/controller drive (docs/ARCHITECTURE.md). It holds no reconciler.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/attribution"
+	"github.com/gitops-reverser/gitops-reverser/internal/metrics"
+	"github.com/gitops-reverser/gitops-reverser/internal/route"
+	"github.com/gitops-reverser/gitops-reverser/internal/sanitize"
+	"github.com/gitops-reverser/gitops-reverser/internal/watch"
+	"github.com/gitops-reverser/gitops-reverser/internal/worker"
+)
+
+// Pipeline is what the reconcilers wire: one worker per repository branch, one stream per
+// (resource type, scope), the routes between them, and the catalog rules resolve against.
+type Pipeline struct {
+	Workers *worker.Registry
+	Router  *route.Router
+	Hub     *watch.Hub
+	Catalog *watch.Catalog
+	// Reducer takes server defaults out of live documents
+	// (docs/sanitize.md#server-defaults-are-not-edits); nil writes them as they are.
+	Reducer worker.Reducer
+	// Tune, when set, adjusts every branch worker's configuration (timings in tests).
+	Tune func(*worker.Config)
+	// Sensitive names the types written only encrypted (Secrets and --sensitive-types).
+	Sensitive watch.SensitiveTypes
+	// Metrics records every stage; shared by workers and streams.
+	Metrics *metrics.Metrics
+	// DigestKeys holds the key of sealed Secrets' digests.
+	DigestKeys *DigestKeys
+	// Retarget carries requests to reconcile GitTargets that another change affects
+	// (a replaced worker, a catalog change, a change of a worker's state).
+	Retarget chan event.GenericEvent
+	// Changes gathers the targets whose worker state changed; the controller turns them
+	// into Retarget requests.
+	Changes *worker.Changes
+}
+
+// Options configure a Pipeline.
+type Options struct {
+	// WorkDir holds the branch workers' local copies.
+	WorkDir string
+	// Tune, when set, adjusts every branch worker's configuration.
+	Tune func(*worker.Config)
+	// SensitiveTypes are written only encrypted, like Secrets (--sensitive-types).
+	SensitiveTypes watch.SensitiveTypes
+	// StateNamespace holds the Secrets the operator itself owns (the digest key).
+	StateNamespace string
+	// Attribution, when set, holds the audit facts that name the author of each change;
+	// AttributionGrace is how long a change waits for its fact.
+	Attribution      *attribution.Index
+	AttributionGrace time.Duration
+	// CatalogOptions tune discovery refreshes.
+	CatalogOptions []watch.CatalogOption
+}
+
+// New builds the pipeline on the API server of cfg; c reads and writes the operator's own
+// Secrets. Its workers and streams run while ctx lasts.
+func New(ctx context.Context, cfg *rest.Config, c client.Client, opts Options, log logr.Logger) (*Pipeline, error) {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("dynamic client: %w", err)
+	}
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("discovery client: %w", err)
+	}
+	if err := os.MkdirAll(opts.WorkDir, 0o700); err != nil {
+		return nil, fmt.Errorf("work dir %s: %w", opts.WorkDir, err)
+	}
+	m, err := metrics.New(ctrlmetrics.Registry)
+	if err != nil {
+		return nil, err
+	}
+	registry := worker.NewRegistry(ctx, filepath.Join(opts.WorkDir, "branches"))
+	return &Pipeline{
+		Workers:    registry,
+		Router:     route.NewRouter(registry, attributor(opts, m), opts.SensitiveTypes),
+		Hub:        watch.NewHub(ctx, dyn, sanitize.Object, opts.SensitiveTypes, m, log.WithName("streams")),
+		Sensitive:  opts.SensitiveTypes,
+		Catalog:    watch.NewCatalog(disco, log.WithName("catalog"), opts.CatalogOptions...),
+		Reducer:    pipelineReducer{defaults: sanitize.NewDefaulter(dyn)},
+		Tune:       opts.Tune,
+		Metrics:    m,
+		DigestKeys: &DigestKeys{client: c, namespace: opts.StateNamespace},
+		Retarget:   make(chan event.GenericEvent, 256),
+		Changes:    worker.NewChanges(),
+	}, nil
+}
+
+// DiscoveryRan is the readiness check: the operator is ready once discovery answered (the
+// catalog runs on every replica; a follower is ready to take over).
+func (p *Pipeline) DiscoveryRan(*http.Request) error {
+	select {
+	case <-p.Catalog.Synced():
+		return nil
+	default:
+		return errors.New("discovery has not answered yet")
+	}
+}
+
+// attributor is the attribution join when attribution is on, else nil.
+func attributor(opts Options, m *metrics.Metrics) route.Attributor {
+	if opts.Attribution == nil {
+		return nil
+	}
+	grace := opts.AttributionGrace
+	if grace <= 0 {
+		grace = attribution.DefaultGrace
+	}
+	return attributionJoin{index: opts.Attribution, grace: grace, metrics: m}
+}
