@@ -170,7 +170,10 @@ func TestAnEditOfALabelTheOverlaySetsIsRefused(t *testing.T) {
 	if got, want := r.file(folder+"/flags.yaml"), strings.Replace(pushed[folder+"/flags.yaml"], `beta: "off"`, `beta: "on"`, 1); got != want {
 		t.Errorf("flags.yaml:\n%s\nwant:\n%s", got, want)
 	}
-	waitCondition(t, gt, kzConds(gt), v1.ConditionGitPathAccepted, metav1.ConditionTrue, "")
+	// The refused label is still kept: the folder condition still says so.
+	if c := condition(t, gt, kzConds(gt), v1.ConditionGitPathAccepted); c == nil || c.Status != metav1.ConditionFalse {
+		t.Errorf("GitPathAccepted after a later write, with the refused change still kept: %+v", c)
+	}
 
 	// Undoing the label and changing a field of the object the build does not own: written
 	// through to its source, the label left to the build.

@@ -309,6 +309,14 @@ type refusedChange struct {
 	seq uint64
 }
 
+// clearBoundary clears the reported refusal once nothing refused is kept any more: while a
+// refused change waits for its folder, GitPathAccepted stays False.
+func (ts *targetState) clearBoundary() {
+	if len(ts.retry) == 0 {
+		ts.boundary = ""
+	}
+}
+
 // keepRefused records the changes of objects the render refused, replacing what the target
 // kept for them before.
 func (ts *targetState) keepRefused(changes []refusedChange) {

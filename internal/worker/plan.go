@@ -258,6 +258,7 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 		if len(refused) > 0 {
 			return nil, &writeRefusal{target: b.target, err: refused[0], kept: true}
 		}
+		ts.clearBoundary()
 		return nil, nil
 	}
 	if err := s.bootstrap(p.v, ts); err != nil {
@@ -274,7 +275,7 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 	}
 	pw.commit, pw.applied = commit, true
 	if len(refused) == 0 {
-		ts.boundary = ""
+		ts.clearBoundary()
 	}
 	s.cfg.Metrics.Commit()
 	for _, a := range p.actions {
