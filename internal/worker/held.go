@@ -159,7 +159,7 @@ func (s *branchState) coalesceHeld() {
 	later := map[string]map[layout.Identity]*batch{} // per target: the latest window of each object
 	for i := len(s.closed) - 1; i >= 0; i-- {
 		b := s.closed[i]
-		if len(b.snapshots) > 0 || !s.held(b.target) {
+		if len(b.snapshots) > 0 || !s.targetHeld(b.target) {
 			continue
 		}
 		seen := later[b.target]
@@ -190,7 +190,7 @@ func (s *branchState) coalesceHeld() {
 	s.closed = dropEmpty(s.closed)
 	out := s.closed[:0]
 	for _, b := range s.closed {
-		if n := len(out); n > 0 && mergeable(out[n-1], b) && s.held(b.target) {
+		if n := len(out); n > 0 && mergeable(out[n-1], b) && s.targetHeld(b.target) {
 			out[n-1].absorb(b)
 			continue
 		}
@@ -199,7 +199,7 @@ func (s *branchState) coalesceHeld() {
 	s.closed = out
 }
 
-func (s *branchState) held(target string) bool {
+func (s *branchState) targetHeld(target string) bool {
 	ts := s.targets[target]
 	return ts != nil && ts.heldOrRefused()
 }
@@ -209,24 +209,10 @@ func mergeable(a, b *batch) bool {
 		a.reason != closeRetry && b.reason != closeRetry
 }
 
-// absorb appends b's events to a, keeping one event per object: the latest.
+// absorb appends b's events to a. coalesceHeld ran first, so no object of b is in a.
 func (a *batch) absorb(b *batch) {
-	events := append(a.events, b.events...)
-	received := append(a.received, b.received...)
-	last := map[layout.Identity]int{}
-	for i, ev := range events {
-		last[ev.ID] = i
-	}
-	a.events, a.received = a.events[:0:0], a.received[:0:0]
-	for i, ev := range events {
-		if last[ev.ID] != i {
-			continue // a later event of the object replaces it
-		}
-		a.events = append(a.events, ev)
-		if i < len(received) {
-			a.received = append(a.received, received[i])
-		}
-	}
+	a.events = append(a.events, b.events...)
+	a.received = append(a.received, b.received...)
 	if b.message != "" {
 		a.message = b.message
 	}
@@ -257,16 +243,48 @@ func dropEmpty(batches []*batch) []*batch {
 	return out
 }
 
-// nextRecheck is when a recheck can act: on its schedule, and not before the branch's
-// retry (the recheck fetches) or, for unapplied writes, the next push (tick reaches them
-// only then). A wake time before either would spin the loop.
+// waitsForRecheck reports changes that wait for the recheck: held batches, writes that wait
+// for their folder, changes the render refused. The last need no fetch of their own while
+// writes are pending: a push to a remote that moved fetches anyway.
+func (s *branchState) waitsForRecheck() bool {
+	return s.parked() || s.hasUnapplied() || (s.hasRefused() && len(s.pending) == 0)
+}
+
+// recheck is the one look again at what waits (docs/branch-worker.md#held-changes): when it
+// is due, it fetches and replays, so that a fix pushed to a folder is planned on (rebuildOn
+// queues the refused changes of a changed folder again). It reports whether held batches
+// are to be planned again now; after a fetch that already brought a held folder's change,
+// they are, without fetching again.
+func (s *branchState) recheck(ctx context.Context, now time.Time) bool {
+	if s.replanHeld {
+		s.replanHeld = false
+		return true
+	}
+	if !s.ready || now.Before(s.recheckAt) || now.Before(s.retryAt) || !s.waitsForRecheck() {
+		return false
+	}
+	return s.fetchAndReplay(ctx, now)
+}
+
+// scheduleNextRecheck keeps one recheck ahead while anything waits for it (exponential,
+// like failures, so that a refused folder never becomes a busy loop), and starts the
+// schedule again once nothing does.
+func (s *branchState) scheduleNextRecheck(now time.Time) {
+	switch {
+	case s.waitsForRecheck() && !s.recheckAt.After(now):
+		s.scheduleRecheck(now)
+	case !s.waitsForRecheck() && !s.hasRefused():
+		s.rechecks = 0 // kept refused changes keep their backoff while writes are pushed
+	}
+}
+
+// nextRecheck is when recheck can act: on its schedule, and not before the branch's retry
+// (it fetches). A wake time before either would spin the loop.
 func (s *branchState) nextRecheck() (time.Time, bool) {
 	switch {
-	case s.parked():
-		return latest(s.recheckAt, s.retryAt), true
-	case s.hasUnapplied():
-		return latest(s.recheckAt, s.nextPushAt()), true
-	case s.hasRefused() && len(s.pending) == 0:
+	case s.replanHeld:
+		return time.Time{}, true
+	case s.waitsForRecheck():
 		return latest(s.recheckAt, s.retryAt), true
 	}
 	return time.Time{}, false
@@ -289,22 +307,9 @@ func (s *branchState) hasRefused() bool {
 	return false
 }
 
-// recheckRefused fetches on the recheck schedule while changes the render refused are
-// kept and nothing else fetches: a push that changes their folder queues them again
-// (rebuildOn), without waiting for the target's next write.
-func (s *branchState) recheckRefused(ctx context.Context, now time.Time) {
-	if !s.ready || !s.hasRefused() || len(s.pending) > 0 || s.parked() || now.Before(s.recheckAt) || now.Before(s.retryAt) {
-		return
-	}
-	if s.fetchAndReplay(ctx, now) && s.hasRefused() {
-		s.scheduleRecheck(now, errors.New("changes the render refused wait for their folder to change"))
-	}
-}
-
 // refusedChange is a change the render refused for its object alone, kept for a retry.
 type refusedChange struct {
-	ev  Event
-	err error
+	ev Event
 	// seq orders it with the pending writes: the decide it came from (branchState.seq).
 	seq uint64
 }

@@ -118,18 +118,11 @@ func (s *branchState) tick(ctx context.Context, now time.Time) {
 	// Fetch the branch as soon as the worker starts, not only once something is to be
 	// written: a target reports Ready only when its remote answered.
 	s.ensureReady(ctx, now)
-	s.recheckRefused(ctx, now)
-	s.planClosed(ctx, now)
-	if len(s.pending) == 0 || now.Before(s.nextPushAt()) {
-		return
+	s.planClosed(ctx, now, s.recheck(ctx, now))
+	if len(s.pending) > 0 && !now.Before(s.nextPushAt()) {
+		s.push(ctx, now)
 	}
-	if s.hasUnapplied() && !now.Before(s.recheckAt) {
-		s.retryUnapplied(ctx, now)
-		if now.Before(s.nextPushAt()) {
-			return // the fetch failed: wait for the backoff
-		}
-	}
-	s.push(ctx, now)
+	s.scheduleNextRecheck(now)
 }
 
 // nextWake is when tick has something to do next.
@@ -178,7 +171,7 @@ func (s *branchState) shutdown() {
 	s.closeWindow(closeStop)
 	now := time.Now()
 	s.retryAt = time.Time{}
-	s.planClosed(ctx, now)
+	s.planClosed(ctx, now, s.recheck(ctx, now))
 	if len(s.pending) > 0 {
 		s.push(ctx, now)
 	}

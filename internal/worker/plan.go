@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
@@ -203,7 +204,7 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 		ts.fidelity.rescope(snap.Scope)
 	}
 	excluded := map[string]bool{}
-	var refused []error // the verification's refusals, one per object left out
+	var refusals []error // the verification's refusals, one per object left out
 	var kept []refusedChange
 	var p plannedBatch
 	for {
@@ -211,13 +212,13 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 		if p.failed != nil {
 			// The index could not follow one object's edit: that object is refused and the
 			// batch planned again from the tip without it.
-			id := p.failedChange.ev.ID.String()
+			id := p.failedAction.id.String()
 			if excluded[id] {
 				return nil, fmt.Errorf("GitTarget %s: %w", b.target, p.failed)
 			}
 			excluded[id] = true
-			refused = append(refused, p.failed)
-			kept = append(kept, p.failedChange)
+			refusals = append(refusals, p.failed)
+			kept = append(kept, refusedChanges([]action{p.failedAction}, b.target, b.author, seq)...)
 			ts.index, ts.kust, ts.expect = nil, nil, nil
 			if err := s.ensureIndex(ts); err != nil {
 				return nil, fmt.Errorf("GitTarget %s: %w", b.target, err)
@@ -229,34 +230,32 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 		}
 		object, ok := refusedObject(p.refusal, p.actions)
 		if !ok || excluded[object] {
-			s.reportRefusals(ts, append(refused, p.objectRefusals...))
+			s.reportRefusals(ts, append(refusals, p.objectRefusals...))
 			return nil, s.refuseBatch(ts, b.target, p.refusal)
 		}
 		excluded[object] = true
-		refused = append(refused, p.refusal)
-		kept = append(kept, changesOf(p.actions, object, b, p.refusal)...)
+		refusals = append(refusals, p.refusal)
+		objectActions := slices.DeleteFunc(slices.Clone(p.actions), func(a action) bool { return a.id.String() != object })
+		kept = append(kept, refusedChanges(objectActions, b.target, b.author, seq)...)
 		ts.index, ts.kust, ts.expect = nil, nil, nil // plan again from the tip
 		if err := s.ensureIndex(ts); err != nil {
 			return nil, fmt.Errorf("GitTarget %s: %w", b.target, err)
 		}
 	}
-	refused = append(refused, p.objectRefusals...)
-	kept = append(kept, p.refusedChanges...)
-	for i := range kept {
-		kept[i].seq = seq
-	}
+	refusals = append(refusals, p.objectRefusals...)
+	kept = append(kept, refusedChanges(p.refusedActions, b.target, b.author, seq)...)
 	if ts.fidelity.blocked() {
 		s.cfg.Metrics.Refused("render-does-not-match-live")
 		return nil, &writeRefusal{target: b.target, err: &blockedError{d: ts.fidelity.first()}}
 	}
-	s.reportRefusals(ts, refused)
+	s.reportRefusals(ts, refusals)
 	ts.keepRefused(kept)
 	if len(p.actions) == 0 {
 		if len(p.v.order) > 0 {
 			ts.index = nil
 		}
-		if len(refused) > 0 {
-			return nil, &writeRefusal{target: b.target, err: refused[0], kept: true}
+		if len(refusals) > 0 {
+			return nil, &writeRefusal{target: b.target, err: refusals[0], kept: true}
 		}
 		ts.clearBoundary()
 		return nil, nil
@@ -274,7 +273,7 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 		return nil, nil
 	}
 	pw.commit, pw.applied = commit, true
-	if len(refused) == 0 {
+	if len(refusals) == 0 {
 		ts.clearBoundary()
 	}
 	s.cfg.Metrics.Commit()
@@ -292,14 +291,14 @@ type plannedBatch struct {
 	// objectRefusals are writes the render refused while planning them (unplaceable,
 	// outside the folder, fan-in): they were left out and changed nothing.
 	objectRefusals []error
-	// refusedChanges are the changes of objectRefusals, kept for a retry.
-	refusedChanges []refusedChange
+	// refusedActions are the actions of objectRefusals, kept for a retry.
+	refusedActions []action
 	// refusal is the verification render's refusal of the whole pass, if any.
 	refusal error
 	// failed is a failure that leaves the pass unusable (the folder index could not follow
-	// the edit of failedChange's object): the pass is planned again without that object.
+	// the edit of failedAction's object): the pass is planned again without that object.
 	failed       error
-	failedChange refusedChange
+	failedAction action
 }
 
 // planBatch plans every action of the batch but those of excluded objects, on the local
@@ -320,13 +319,13 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 		}
 		edits, err := s.applyAction(p.v, ts, a)
 		if err != nil && ts.index == nil {
-			p.failed, p.failedChange = err, refusedChange{ev: live.event(b), err: err}
+			p.failed, p.failedAction = err, live
 			return
 		}
 		if err != nil {
 			// Nothing of it was applied; it is reported on the target and kept for a retry.
 			p.objectRefusals = append(p.objectRefusals, err)
-			p.refusedChanges = append(p.refusedChanges, refusedChange{ev: live.event(b), err: err})
+			p.refusedActions = append(p.refusedActions, live)
 			return
 		}
 		if len(edits) == 0 {
@@ -361,22 +360,17 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 	return p
 }
 
-// event turns an action back into the change it came from, for a retry.
-func (a action) event(b *batch) Event {
-	doc := a.doc
-	if a.live != nil {
-		doc = a.live
-	}
-	return Event{Target: b.target, Author: b.author, Op: a.op, Type: a.typ, ID: a.id, Doc: doc}
-}
-
-// changesOf returns the changes of object among the pass's actions, for a retry.
-func changesOf(actions []action, object string, b *batch, err error) []refusedChange {
-	var out []refusedChange
+// refusedChanges turns actions of target's write by author back into the changes they came
+// from (the live documents, before the reducer), kept for a retry.
+func refusedChanges(actions []action, target string, author Author, seq uint64) []refusedChange {
+	out := make([]refusedChange, 0, len(actions))
 	for _, a := range actions {
-		if a.id.String() == object {
-			out = append(out, refusedChange{ev: a.event(b), err: err})
+		doc := a.doc
+		if a.live != nil {
+			doc = a.live
 		}
+		ev := Event{Target: target, Author: author, Op: a.op, Type: a.typ, ID: a.id, Doc: doc}
+		out = append(out, refusedChange{ev: ev, seq: seq})
 	}
 	return out
 }
@@ -536,7 +530,7 @@ func (s *branchState) replay(pw *pendingWrite) (err error) {
 			}
 			// The new tip refuses this object alone: reported, and kept for a retry.
 			s.reportRefusals(ts, []error{err})
-			ts.keepRefused([]refusedChange{{ev: a.event(&batch{target: pw.target, author: pw.author}), err: err, seq: pw.seq}})
+			ts.keepRefused(refusedChanges([]action{a}, pw.target, pw.author, pw.seq))
 		}
 	}
 	if err := s.refuseBatch(ts, pw.target, s.verifyKustomize(ts)); err != nil {

@@ -39,24 +39,18 @@ func (s *branchState) remoteCtx(ctx context.Context) (context.Context, context.C
 
 // planClosed decides every closed batch, in order. A batch that cannot be written now is
 // held, not dropped (docs/branch-worker.md#held-changes): it waits with the target's later
-// windows for the target's recheck (recheckAt), which fetches first, so that a fix pushed
-// to the folder is planned on. A later snapshot of the target is planned at once: it
-// supersedes the held changes of its scope and is what measures RenderMatchesLive again.
-// A held target is not a failure of the branch: the other targets' batches are planned and
-// pushed meanwhile.
-func (s *branchState) planClosed(ctx context.Context, now time.Time) {
+// windows and is planned again when recheck is set (the recheck fetched first, so that a
+// fix pushed to the folder is planned on). A later snapshot of the target is planned at
+// once: it supersedes the held changes of its scope and is what measures RenderMatchesLive
+// again. A held target is not a failure of the branch: the other targets' batches are
+// planned and pushed meanwhile.
+func (s *branchState) planClosed(ctx context.Context, now time.Time, recheck bool) {
 	if len(s.closed) == 0 || !s.ensureReady(ctx, now) {
-		return
-	}
-	recheck := !now.Before(s.recheckAt)
-	if s.parked() && recheck && !s.fetchAndReplay(ctx, now) {
 		return
 	}
 	s.supersede()
 	s.coalesceHeld()
 	var parked []*batch
-	var refusal error
-	kept := false
 	parkedTarget := map[string]bool{}
 	for _, b := range s.closed {
 		if parkedTarget[b.target] && !b.jumpsTheQueue() { // keep one target's windows in order
@@ -80,13 +74,12 @@ func (s *branchState) planClosed(ctx context.Context, now time.Time) {
 		case err != nil && keptRefusal(err):
 			// Only single objects were refused; they are kept on the target for a retry.
 			ts.held = nil
-			kept = true
 			answer(b.waiters, SaveResult{Err: err})
 		case err != nil:
 			s.hold(ts, err)
 			answerHeld(b, err)
 			b.held = true
-			parked, refusal = append(parked, b), err
+			parked = append(parked, b)
 			parkedTarget[b.target] = true
 		case pw == nil:
 			ts.held = nil
@@ -97,14 +90,6 @@ func (s *branchState) planClosed(ctx context.Context, now time.Time) {
 		}
 	}
 	s.closed = parked
-	switch {
-	case refusal != nil:
-		s.scheduleRecheck(now, refusal)
-	case kept && now.After(s.recheckAt):
-		s.scheduleRecheck(now, errors.New("changes the render refused wait for their folder to change"))
-	case !s.parked() && !s.hasUnapplied() && !s.hasRefused():
-		s.rechecks = 0
-	}
 }
 
 // hold records why a target's batch waits: a refused folder speaks for itself; anything
@@ -226,14 +211,6 @@ func (s *branchState) hasUnapplied() bool {
 	return false
 }
 
-// retryUnapplied fetches and replays, so that writes parked on a refused folder land once
-// the folder is fixed.
-func (s *branchState) retryUnapplied(ctx context.Context, now time.Time) {
-	if s.fetchAndReplay(ctx, now) && s.hasUnapplied() {
-		s.scheduleRecheck(now, fmt.Errorf("pending writes wait for a refused folder to be fixed"))
-	}
-}
-
 // rebuildOn moves the local tip to a newly fetched remote tip and replays every pending
 // write on it. Indexes follow the files that differ between the old and new tip.
 func (s *branchState) rebuildOn(tip string) error {
@@ -255,7 +232,7 @@ func (s *branchState) rebuildOn(tip string) error {
 				// Gone with its target; or refused by the render on the new tip: its changes
 				// are kept on the target and tried again when the folder changes.
 				if ts != nil {
-					ts.keepRefused(pw.changes(err))
+					ts.keepRefused(refusedChanges(pw.actions, pw.target, pw.author, pw.seq))
 				}
 				answer(pw.waiters, SaveResult{Err: err})
 				continue
@@ -268,9 +245,8 @@ func (s *branchState) rebuildOn(tip string) error {
 	for _, ts := range s.targets {
 		if folderChanged(ts, changed) {
 			s.retryRefused(ts, time.Now())
-			if ts.heldOrRefused() {
-				s.recheckAt = time.Time{} // plan the held batches on the new tip now
-			}
+			// Plan the held batches on the new tip at the next tick, without fetching again.
+			s.replanHeld = s.replanHeld || ts.heldOrRefused()
 		}
 	}
 	return nil
@@ -288,16 +264,6 @@ func folderChanged(ts *targetState, changed []string) bool {
 		}
 	}
 	return false
-}
-
-// changes turns a pending write's actions back into changes, for a retry.
-func (pw *pendingWrite) changes(err error) []refusedChange {
-	b := &batch{target: pw.target, author: pw.author}
-	out := make([]refusedChange, 0, len(pw.actions))
-	for _, a := range pw.actions {
-		out = append(out, refusedChange{ev: a.event(b), err: err, seq: pw.seq})
-	}
-	return out
 }
 
 // forgetSupersededRetries drops the kept changes that a later pending write of the same

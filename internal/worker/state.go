@@ -53,6 +53,9 @@ type branchState struct {
 	// it delays nothing but its own target's writes.
 	recheckAt time.Time
 	rechecks  int
+	// replanHeld is set when a fetch brought a change of a held target's folder: the next
+	// tick plans its held batches without fetching again.
+	replanHeld bool
 
 	// branchLabel names the branch in metrics (normalized URL, no credentials).
 	branchLabel string
@@ -78,11 +81,11 @@ func (s *branchState) backoff(now time.Time, err error) {
 }
 
 // scheduleRecheck sets when held changes are looked at again: exponential from RetryMin to
-// RetryMax, as for failures, so that a refused folder never becomes a busy loop.
-func (s *branchState) scheduleRecheck(now time.Time, err error) {
+// RetryMax, as for failures.
+func (s *branchState) scheduleRecheck(now time.Time) {
 	s.rechecks++
 	s.recheckAt = now.Add(s.cfg.retryDelay(s.rechecks))
-	s.cfg.Log.Info("held changes wait; looking again later", "branch", s.cfg.Branch, "at", s.recheckAt, "reason", err.Error())
+	s.cfg.Log.Info("held changes wait; looking again later", "branch", s.cfg.Branch, "at", s.recheckAt)
 }
 
 // retryDelay is the wait before the attempt-th retry: RetryMin doubled each time, at most
