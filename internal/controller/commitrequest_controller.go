@@ -38,6 +38,10 @@ type CommitRequestReconciler struct {
 	// Attributed is set when attribution is on: commits carry their Kubernetes authors.
 	Attributed bool
 
+	// Context bounds the goroutines that wait for the workers' answers: the pipeline's,
+	// which ends when the manager stops.
+	Context context.Context
+
 	saves    *saves
 	answered chan event.GenericEvent
 }
@@ -79,6 +83,8 @@ func (r *CommitRequestReconciler) Reconcile(ctx context.Context, req reconcile.R
 	if err := r.Status().Patch(ctx, &cr, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
 		return reconcile.Result{}, fmt.Errorf("update status of CommitRequest %s: %w", req.NamespacedName, err)
 	}
+	// The answer is reported: a later reconcile (a retry) hands the request over again.
+	r.saves.forget(req.NamespacedName)
 	if prob != nil {
 		return reconcile.Result{RequeueAfter: commitRequestRetry}, nil
 	}
@@ -92,7 +98,6 @@ func (r *CommitRequestReconciler) save(ctx context.Context, cr *v1.CommitRequest
 	target := client.ObjectKey{Namespace: cr.Namespace, Name: cr.Spec.TargetRef.Name}
 	var t v1.GitTarget
 	if err := r.Get(ctx, target, &t); err != nil {
-		r.saves.forget(name)
 		return &problem{reason: ReasonTargetNotFound, message: fmt.Sprintf("GitTarget %s named by spec.targetRef cannot be read: %s", target, reasonOf(err))}, false
 	}
 	key, ok := r.Pipeline.Router.Key(target.String())
@@ -101,36 +106,34 @@ func (r *CommitRequestReconciler) save(ctx context.Context, cr *v1.CommitRequest
 		w, ok = r.Pipeline.Workers.Lookup(key)
 	}
 	if !ok {
-		r.saves.forget(name)
 		return &problem{reason: ReasonTargetNotReady, message: fmt.Sprintf("GitTarget %s is not writing a branch yet (see its conditions); retrying", target)}, false
 	}
-	res, answered := r.saves.result(name, cr.UID)
-	if !answered {
+	res, started := r.saves.answer(name, cr.UID)
+	switch {
+	case !started:
 		if err := r.startSave(ctx, cr, w); err != nil {
 			return &problem{reason: ReasonPushFailed, message: fmt.Sprintf("hand the request to the branch worker: %v; retrying", err)}, false
 		}
 		return nil, true
+	case res == nil:
+		return nil, true
 	}
-	return r.report(ctx, cr, &t, w, res, conds), false
+	return r.report(cr, &t, *res, conds), false
 }
 
-// startSave hands the request to the worker (bounded, like every call into a worker) unless
-// it was handed already, and waits for the answer in a goroutine of its own.
+// startSave hands the request to the worker (bounded, like every call into a worker) and
+// waits for the answer in a goroutine of its own.
 func (r *CommitRequestReconciler) startSave(ctx context.Context, cr *v1.CommitRequest, w *worker.Worker) error {
-	name := client.ObjectKeyFromObject(cr)
-	if r.saves.started(name, cr.UID) {
-		return nil
-	}
-	sendCtx, cancel := context.WithTimeout(ctx, workerStatusTimeout)
+	sendCtx, cancel := context.WithTimeout(ctx, workerCallTimeout)
 	defer cancel()
 	reply, err := w.Save(sendCtx, cr.Namespace+"/"+cr.Spec.TargetRef.Name, cr.Spec.Message)
 	if err != nil {
 		return err
 	}
-	s := r.saves.start(name, cr.UID)
+	s := r.saves.start(client.ObjectKeyFromObject(cr), cr.UID)
 	obj := &v1.CommitRequest{}
 	obj.Namespace, obj.Name = cr.Namespace, cr.Name
-	// ctx is the controller's: it ends when the manager stops, not with this reconcile.
+	ctx = r.Context
 	go func() {
 		timeout := time.NewTimer(commitRequestSaveBudget)
 		defer timeout.Stop()
@@ -144,31 +147,22 @@ func (r *CommitRequestReconciler) startSave(ctx context.Context, cr *v1.CommitRe
 		case <-ctx.Done():
 			return
 		}
-		r.saves.answer(s, res)
-		select {
-		case r.answered <- event.GenericEvent{Object: obj}:
-		case <-ctx.Done():
-		}
+		r.saves.answered(s, res)
+		send(ctx, r.answered, obj)
 	}()
 	return nil
 }
 
 // report turns the worker's answer into the request's status.
-func (r *CommitRequestReconciler) report(ctx context.Context, cr *v1.CommitRequest, t *v1.GitTarget, w *worker.Worker, res worker.SaveResult, conds conditions) *problem {
+func (r *CommitRequestReconciler) report(cr *v1.CommitRequest, t *v1.GitTarget, res worker.SaveResult, conds conditions) *problem {
 	cr.Status.Branch = t.Spec.Branch
 	switch {
 	case res.Held != "":
 		return &problem{reason: ReasonWritesHeld, message: fmt.Sprintf("the target's changes are held, not dropped: %s; asking again", res.Held)}
 	case res.Err != nil:
 		return &problem{reason: ReasonPushFailed, message: fmt.Sprintf("push: %v; retrying", res.Err)}
-	case res.NoWindow || res.SHA == "":
-		statusCtx, cancel := context.WithTimeout(ctx, workerStatusTimeout)
-		st, err := w.Status(statusCtx)
-		cancel()
-		if err != nil {
-			return &problem{reason: ReasonWorkerBusy, message: fmt.Sprintf("the branch worker did not answer within %s: %v; retrying", workerStatusTimeout, err)}
-		}
-		cr.Status.SHA = st.RemoteTip
+	case res.NothingCommitted:
+		cr.Status.SHA = res.SHA
 		conds.set(v1.ConditionAuthorAttributed, false, ReasonNothingPending, "the request made no commit, so there is no author to attribute")
 		msg := "no change of the target was waiting to be committed; sha is the branch tip"
 		conds.set(v1.ConditionPushed, true, ReasonNothingPending, msg)

@@ -55,9 +55,15 @@ type problem struct {
 	message   string
 	// stalled: only a change by a person fixes it (retrying alone will not).
 	stalled bool
-	// transient: reading the API failed; the reconcile is retried with backoff and
-	// nothing is torn down or reported on the strength of it.
+	// transient: reading the API failed, or a branch worker was too busy to answer; the
+	// reconcile is retried with backoff, nothing is torn down, and the conditions keep
+	// what they said (an event tells why nothing moved).
 	transient bool
+}
+
+// workerBusy is the transient problem of a branch worker that did not take a call in time.
+func workerBusy(message string) *problem {
+	return &problem{reason: ReasonWorkerBusy, transient: true, message: message}
 }
 
 func (p *problem) Error() string { return p.reason + ": " + p.message }

@@ -39,7 +39,9 @@ const (
 	// change; a stalled one is looked at stalledResyncs times less often.
 	DefaultStatusResync = 30 * time.Second
 	stalledResyncs      = 4
-	workerStatusTimeout = 10 * time.Second
+	// workerCallTimeout bounds every call from a reconciler into a branch worker (status,
+	// setting or removing a target, handing over a CommitRequest).
+	workerCallTimeout = 10 * time.Second
 )
 
 // GitTargetReconciler validates a GitTarget, attaches it to its branch's worker, runs the
@@ -52,6 +54,9 @@ type GitTargetReconciler struct {
 	// Resync is how often a ready target's status is refreshed without a change
 	// (DefaultStatusResync when 0).
 	Resync time.Duration
+	// Retarget carries requests to reconcile GitTargets that another change affects (a
+	// replaced worker, a catalog change, a change of a worker's state).
+	Retarget chan event.GenericEvent
 }
 
 // requeueAfter is when a target is reconciled again without a change: soon while it works
@@ -87,7 +92,7 @@ func (r *GitTargetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allTargets), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&v1.WatchRule{}, handler.EnqueueRequestsFromMapFunc(targetOfWatchRule), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1.ClusterWatchRule{}, handler.EnqueueRequestsFromMapFunc(targetOfClusterWatchRule), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WatchesRawSource(source.Channel(r.Pipeline.Retarget, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(source.Channel(r.Retarget, &handler.EnqueueRequestForObject{})).
 		// Targets of different branches do not wait for each other.
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Named("gittarget").
@@ -130,8 +135,9 @@ func (r *GitTargetReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 }
 
 // sync brings the pipeline in line with the target and fills its status. A problem leaves
-// the target detached (except a folder or remote problem, which the worker retries) and is
-// reported; every other target goes on.
+// the target detached (except a folder or remote problem, which the worker retries, and a
+// transient one, which leaves everything as it is) and is reported; every other target goes
+// on.
 func (r *GitTargetReconciler) sync(ctx context.Context, t *v1.GitTarget, conds conditions) *problem {
 	name := client.ObjectKeyFromObject(t).String()
 	sealer, encProb := sealerFor(ctx, r.Client, r.Pipeline.DigestKeys, t)
@@ -144,7 +150,7 @@ func (r *GitTargetReconciler) sync(ctx context.Context, t *v1.GitTarget, conds c
 	}
 	if prob != nil {
 		if err := r.detach(ctx, name); err != nil {
-			return &problem{condition: v1.ConditionReady, reason: ReasonWorkerBusy, transient: true, message: err.Error()}
+			return workerBusy(err.Error())
 		}
 		// A detached target has no folder or streams to speak of.
 		meta.RemoveStatusCondition(conds.list, v1.ConditionGitPathAccepted)
@@ -195,7 +201,7 @@ func (r *GitTargetReconciler) attach(ctx context.Context, t *v1.GitTarget, seale
 	if old, ok := r.Pipeline.Router.Key(name); ok && old != verdict.Key {
 		// The branch's owner changed under the target.
 		if err := r.detach(ctx, name); err != nil {
-			return nil, &problem{condition: v1.ConditionReady, reason: ReasonWorkerBusy, transient: true, message: err.Error()}
+			return nil, workerBusy(err.Error())
 		}
 	}
 	w, key, replaced, err := r.Pipeline.Workers.Ensure(cfg)
@@ -210,13 +216,12 @@ func (r *GitTargetReconciler) attach(ctx context.Context, t *v1.GitTarget, seale
 	r.Pipeline.Router.Attach(name, key)
 	// Bounded like every call into a worker: a branch stalled on its remote must not hold a
 	// reconcile (and with four of them, every target of the cluster).
-	setCtx, cancel := context.WithTimeout(ctx, workerStatusTimeout)
+	setCtx, cancel := context.WithTimeout(ctx, workerCallTimeout)
 	defer cancel()
 	if err := w.SetTarget(setCtx, targetConfig(t, sealer)); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			// Busy, not failed: the target stays attached and is handed over again.
-			return nil, &problem{condition: v1.ConditionReady, reason: ReasonWorkerBusy, transient: true,
-				message: fmt.Sprintf("the branch worker did not take the target within %s (a slow fetch or push); retrying", workerStatusTimeout)}
+			return nil, workerBusy(fmt.Sprintf("the branch worker did not take the target within %s (a slow fetch or push); retrying", workerCallTimeout))
 		}
 		return nil, &problem{condition: v1.ConditionReady, reason: ReasonWorkerFailed, message: fmt.Sprintf("hand the target to its branch worker: %v", err)}
 	}
@@ -284,11 +289,11 @@ func (r *GitTargetReconciler) detach(ctx context.Context, name string) error {
 	// The worker forgets the target before the router does, so that a retry after a
 	// worker too busy to answer finds the key again.
 	if w, ok := r.Pipeline.Workers.Lookup(key); ok {
-		removeCtx, cancel := context.WithTimeout(ctx, workerStatusTimeout)
+		removeCtx, cancel := context.WithTimeout(ctx, workerCallTimeout)
 		err := w.RemoveTarget(removeCtx, name)
 		cancel()
 		if err != nil && !errors.Is(err, worker.ErrStopped) {
-			return fmt.Errorf("the branch worker did not take the removal of GitTarget %s within %s: %w; retrying", name, workerStatusTimeout, err)
+			return fmt.Errorf("the branch worker did not take the removal of GitTarget %s within %s: %w; retrying", name, workerCallTimeout, err)
 		}
 	}
 	r.Pipeline.Router.Detach(name)
@@ -304,14 +309,7 @@ func (r *GitTargetReconciler) retarget(ctx context.Context, key ownership.Branch
 		if name == except {
 			continue
 		}
-		obj := &v1.GitTarget{}
-		ns, n := splitName(name)
-		obj.Namespace, obj.Name = ns, n
-		select {
-		case r.Pipeline.Retarget <- event.GenericEvent{Object: obj}:
-		case <-ctx.Done():
-			return
-		}
+		send(ctx, r.Retarget, targetRef(name))
 	}
 }
 
@@ -320,12 +318,12 @@ func (r *GitTargetReconciler) report(ctx context.Context, t *v1.GitTarget, w *wo
 	name := client.ObjectKeyFromObject(t).String()
 	// The worker answers between fetches and pushes; a slow remote must not hold up the
 	// reconciles of every other target.
-	statusCtx, cancel := context.WithTimeout(ctx, workerStatusTimeout)
+	statusCtx, cancel := context.WithTimeout(ctx, workerCallTimeout)
 	defer cancel()
 	st, err := w.Status(statusCtx)
 	if err != nil {
 		return &problem{condition: v1.ConditionReady, reason: ReasonWorkerBusy,
-			message: fmt.Sprintf("the branch worker did not answer within %s (a slow fetch or push); asking again", workerStatusTimeout)}
+			message: fmt.Sprintf("the branch worker did not answer within %s (a slow fetch or push); asking again", workerCallTimeout)}
 	}
 	t.Status.RetainedDocuments = int64(st.Retained[name])
 	if st.RemoteTip != "" {
@@ -357,7 +355,7 @@ func (r *GitTargetReconciler) report(ctx context.Context, t *v1.GitTarget, w *wo
 	switch {
 	case st.Held[name] != "":
 		return &problem{condition: v1.ConditionReady, reason: ReasonWritesHeld,
-			message: fmt.Sprintf("%s; the target's changes are kept and tried again after %s, nothing is dropped", st.Held[name], later(st.RecheckAt, st.RetryAt).UTC().Format(time.RFC3339))}
+			message: fmt.Sprintf("%s; the target's changes are kept and tried again after %s, nothing is dropped", st.Held[name], st.RecheckAt.UTC().Format(time.RFC3339))}
 	case st.Failures > 0:
 		return &problem{condition: v1.ConditionReady, reason: ReasonPushFailing,
 			message: fmt.Sprintf("%s; retrying at %s, nothing is dropped", st.LastError, st.RetryAt.UTC().Format(time.RFC3339))}
@@ -366,13 +364,6 @@ func (r *GitTargetReconciler) report(ctx context.Context, t *v1.GitTarget, w *wo
 	}
 	conds.ready(true, ReasonReady, fmt.Sprintf("mirroring into %s on branch %s", t.Spec.Path, t.Spec.Branch), false)
 	return nil
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // reportFidelity sets RenderMatchesLive (docs/kustomize.md#render-fidelity) and returns the

@@ -213,10 +213,7 @@ var probes int
 // expects nothing to be waiting, and returns the branch tip the answer names.
 func kzNothingPending(t *testing.T, gt *v1.GitTarget, what string) string {
 	t.Helper()
-	probes++
-	req := &v1.CommitRequest{ObjectMeta: metav1.ObjectMeta{Namespace: gt.Namespace, Name: fmt.Sprintf("probe-%d", probes)},
-		Spec: v1.CommitRequestSpec{TargetRef: v1.LocalObjectReference{Name: gt.Name}, Message: "probe after " + what}}
-	create(t, req)
+	req := kzProbe(t, gt, what)
 	cond := waitCondition(t, req, func() []metav1.Condition { return req.Status.Conditions }, v1.ConditionPushed, metav1.ConditionTrue, "")
 	if cond.Reason != controller.ReasonNothingPending {
 		t.Errorf("after %s a CommitRequest found work waiting: %s (%s)", what, cond.Reason, cond.Message)
@@ -225,17 +222,25 @@ func kzNothingPending(t *testing.T, gt *v1.GitTarget, what string) string {
 }
 
 // kzHeldProbe asks, with a CommitRequest, for the target's changes and expects to be told
-// they are held: Pushed=False with reason WritesHeld, never Pushed=True.
-func kzHeldProbe(t *testing.T, gt *v1.GitTarget, what string) {
+// they are held, and why: Pushed=False with reason WritesHeld and the cause in the message,
+// never Pushed=True.
+func kzHeldProbe(t *testing.T, gt *v1.GitTarget, what, cause string) {
+	t.Helper()
+	req := kzProbe(t, gt, what)
+	cond := waitCondition(t, req, func() []metav1.Condition { return req.Status.Conditions }, v1.ConditionPushed, metav1.ConditionFalse, controller.ReasonWritesHeld)
+	if !strings.Contains(cond.Message, cause) {
+		t.Errorf("after %s the CommitRequest does not name %q: %s", what, cause, cond.Message)
+	}
+}
+
+// kzProbe creates a CommitRequest for the target.
+func kzProbe(t *testing.T, gt *v1.GitTarget, what string) *v1.CommitRequest {
 	t.Helper()
 	probes++
 	req := &v1.CommitRequest{ObjectMeta: metav1.ObjectMeta{Namespace: gt.Namespace, Name: fmt.Sprintf("probe-%d", probes)},
 		Spec: v1.CommitRequestSpec{TargetRef: v1.LocalObjectReference{Name: gt.Name}, Message: "probe after " + what}}
 	create(t, req)
-	cond := waitCondition(t, req, func() []metav1.Condition { return req.Status.Conditions }, v1.ConditionPushed, metav1.ConditionFalse, controller.ReasonWritesHeld)
-	if !strings.Contains(cond.Message, "held") {
-		t.Errorf("after %s the CommitRequest does not say the changes are held: %s", what, cond.Message)
-	}
+	return req
 }
 
 // kzOneCommitChanging checks that exactly one commit followed from, that nothing waits

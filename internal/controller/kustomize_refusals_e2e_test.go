@@ -154,13 +154,13 @@ func TestAnEditOfALabelTheOverlaySetsIsRefused(t *testing.T) {
 	}
 	// The refused change is kept (tried again when the folder changes), so a CommitRequest
 	// hears that the target's changes are held, not that nothing is pending.
-	kzHeldProbe(t, gt, "the refused label")
+	kzHeldProbe(t, gt, "the refused label", "metadata.labels.env")
 	if log := r.log(); len(log) != 1 {
 		t.Fatalf("a refused batch made commits: %q", subjects(log))
 	}
 	kzAssertFilesAre(t, r, pushed)
 
-	// A later change of another object is written, and the folder is accepted again.
+	// A later change of another object is written, while the refused change stays kept.
 	files := kzSnapshotFiles(t, r)
 	kzUpdateConfigMap(t, ns, "flags", func(c *corev1.ConfigMap) { c.Data["beta"] = "on" })
 	waitFor(t, "the flag in Git", func() bool { return strings.Contains(r.file(folder+"/flags.yaml"), `beta: "on"`) })
@@ -170,7 +170,11 @@ func TestAnEditOfALabelTheOverlaySetsIsRefused(t *testing.T) {
 	if got, want := r.file(folder+"/flags.yaml"), strings.Replace(pushed[folder+"/flags.yaml"], `beta: "off"`, `beta: "on"`, 1); got != want {
 		t.Errorf("flags.yaml:\n%s\nwant:\n%s", got, want)
 	}
-	// The refused label is still kept: the folder condition still says so.
+	// The refused label is still kept: once the status names the flag's commit, the folder
+	// condition still says so.
+	waitFor(t, "the status to name the flag's commit", func() bool {
+		return cp.Client.Get(ctxOf(t), client.ObjectKeyFromObject(gt), gt) == nil && gt.Status.LastCommit == flagged
+	})
 	if c := condition(t, gt, kzConds(gt), v1.ConditionGitPathAccepted); c == nil || c.Status != metav1.ConditionFalse {
 		t.Errorf("GitPathAccepted after a later write, with the refused change still kept: %+v", c)
 	}

@@ -24,6 +24,7 @@ func verdictFor(ctx context.Context, c client.Reader, t *v1.GitTarget) (ownershi
 		return ownership.Verdict{}, fmt.Errorf("list GitTargets: %w", err)
 	}
 	providers := map[types.NamespacedName]*v1.GitProvider{}
+	labels := map[string]map[string]string{} // per namespace, read once
 	var claims []ownership.Claim
 	for i := range targets.Items {
 		other := &targets.Items[i]
@@ -42,9 +43,13 @@ func verdictFor(ctx context.Context, c client.Reader, t *v1.GitTarget) (ownershi
 		if p == nil {
 			continue // a target without provider claims nothing
 		}
-		nsLabels, err := namespaceLabels(ctx, c, other.Namespace)
-		if err != nil {
-			return ownership.Verdict{}, fmt.Errorf("read the labels of namespace %s: %w", other.Namespace, err)
+		nsLabels, ok := labels[other.Namespace]
+		if !ok {
+			var err error
+			if nsLabels, err = namespaceLabels(ctx, c, other.Namespace); err != nil {
+				return ownership.Verdict{}, fmt.Errorf("read the labels of namespace %s: %w", other.Namespace, err)
+			}
+			labels[other.Namespace] = nsLabels
 		}
 		// A selector the API server accepted but that does not parse admits nothing; that
 		// target reports it itself.

@@ -103,7 +103,7 @@ func holdsWrites(t *testing.T, ns, folder string, pushed map[string]string, appl
 	kzUpdateConfigMap(t, ns, "other", func(c *corev1.ConfigMap) { c.Data["color"] = "green" })
 	waitFor(t, "the change to be held back", func() bool { return kzRefusals(t, "render-does-not-match-live") > held })
 	// A CommitRequest is told the changes are held (kept, not dropped), not "pushed".
-	kzHeldProbe(t, gt, "the held change")
+	kzHeldProbe(t, gt, "the held change", "${GREETING}")
 	if log := r.log(); len(log) != 1 {
 		t.Fatalf("a held change was committed: %q", subjects(log))
 	}

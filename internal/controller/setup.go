@@ -37,7 +37,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
 	if err != nil {
 		return err
 	}
-	registry := p.Workers
+	retarget := make(chan event.GenericEvent, 256)
 	rulesRecheck := make(chan event.GenericEvent, 256)
 	clusterRulesRecheck := make(chan event.GenericEvent, 256)
 	c := mgr.GetClient()
@@ -48,30 +48,30 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
 		func() error {
 			return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 				<-ctx.Done()
-				registry.StopAll()
+				p.Workers.StopAll()
 				return nil
 			}))
 		},
 		func() error { return watchCRDs(mgr, p.Catalog) },
 		func() error {
-			return mgr.Add(&catalogNotifier{client: c, catalog: p.Catalog, targets: p.Retarget, rules: rulesRecheck, clusterRules: clusterRulesRecheck})
+			return mgr.Add(&catalogNotifier{client: c, catalog: p.Catalog, targets: retarget, rules: rulesRecheck, clusterRules: clusterRulesRecheck})
 		},
-		func() error { return mgr.Add(&workerChanges{changes: p.Changes, targets: p.Retarget}) },
+		func() error { return mgr.Add(&workerChanges{changes: p.Changes, targets: retarget}) },
 		func() error {
 			return (&GitProviderReconciler{Client: c, ProbeDir: filepath.Join(opts.WorkDir, "probes")}).SetupWithManager(mgr)
 		},
 		func() error {
-			return (&GitTargetReconciler{Client: c, Pipeline: p, Events: mgr.GetEventRecorder("gitops-reverser"), Resync: opts.StatusResync}).SetupWithManager(mgr)
+			return (&GitTargetReconciler{Client: c, Pipeline: p, Retarget: retarget, Events: mgr.GetEventRecorder("gitops-reverser"), Resync: opts.StatusResync}).SetupWithManager(mgr)
 		},
 		func() error { return mgr.AddReadyzCheck("discovery", p.DiscoveryRan) },
 		func() error {
-			return (&WatchRuleReconciler{Client: c, Catalog: p.Catalog, Sensitive: opts.SensitiveTypes, Recheck: rulesRecheck}).SetupWithManager(mgr)
+			return (&WatchRuleReconciler{Client: c, Catalog: p.Catalog, Sensitive: p.Sensitive, Recheck: rulesRecheck}).SetupWithManager(mgr)
 		},
 		func() error {
-			return (&ClusterWatchRuleReconciler{Client: c, Catalog: p.Catalog, Sensitive: opts.SensitiveTypes, Recheck: clusterRulesRecheck}).SetupWithManager(mgr)
+			return (&ClusterWatchRuleReconciler{Client: c, Catalog: p.Catalog, Sensitive: p.Sensitive, Recheck: clusterRulesRecheck}).SetupWithManager(mgr)
 		},
 		func() error {
-			return (&CommitRequestReconciler{Client: c, Pipeline: p, Attributed: opts.Attribution != nil}).SetupWithManager(mgr)
+			return (&CommitRequestReconciler{Client: c, Pipeline: p, Attributed: opts.Attribution != nil, Context: ctx}).SetupWithManager(mgr)
 		},
 	}
 	if err := os.MkdirAll(filepath.Join(opts.WorkDir, "probes"), 0o700); err != nil {
@@ -159,9 +159,7 @@ func (w *workerChanges) Start(ctx context.Context) error {
 		case <-w.changes.Ready():
 		}
 		for _, name := range w.changes.Take() {
-			obj := &v1.GitTarget{}
-			obj.Namespace, obj.Name = splitName(name)
-			send(ctx, w.targets, obj)
+			send(ctx, w.targets, targetRef(name))
 		}
 	}
 }

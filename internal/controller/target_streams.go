@@ -87,6 +87,13 @@ func targetOfClusterWatchRule(_ context.Context, o client.Object) []reconcile.Re
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: cr.Spec.TargetRef.Namespace, Name: cr.Spec.TargetRef.Name}}}
 }
 
+// targetRef is a GitTarget object naming "namespace/name", for a reconcile request.
+func targetRef(name string) *v1.GitTarget {
+	t := &v1.GitTarget{}
+	t.Namespace, t.Name = splitName(name)
+	return t
+}
+
 // splitName splits "namespace/name".
 func splitName(s string) (namespace, name string) {
 	ns, n, _ := strings.Cut(s, "/")

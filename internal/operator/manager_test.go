@@ -2,6 +2,7 @@ package operator
 
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"time"
 
 	"os"
 	"path/filepath"
@@ -48,6 +49,7 @@ func TestAuditFlagsAreCheckedTogether(t *testing.T) {
 		{"insecure and TLS", Options{AuditBindAddress: ":9443", AuditInsecure: true, AuditCertFile: "c"}, false},
 		{"TLS files without an address", Options{AuditCertFile: "c"}, false},
 		{"negative grace", Options{AttributionGrace: -1}, false},
+		{"negative status resync", Options{StatusResync: -time.Second}, false},
 	}
 	for _, c := range cases {
 		if err := c.opts.Validate(); (err == nil) != c.ok {

@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/attribution"
@@ -47,11 +46,8 @@ type Pipeline struct {
 	Metrics *metrics.Metrics
 	// DigestKeys holds the key of sealed Secrets' digests.
 	DigestKeys *DigestKeys
-	// Retarget carries requests to reconcile GitTargets that another change affects
-	// (a replaced worker, a catalog change, a change of a worker's state).
-	Retarget chan event.GenericEvent
 	// Changes gathers the targets whose worker state changed; the controller turns them
-	// into Retarget requests.
+	// into reconciles.
 	Changes *worker.Changes
 }
 
@@ -102,7 +98,6 @@ func New(ctx context.Context, cfg *rest.Config, c client.Client, opts Options, l
 		Tune:       opts.Tune,
 		Metrics:    m,
 		DigestKeys: &DigestKeys{client: c, namespace: opts.StateNamespace},
-		Retarget:   make(chan event.GenericEvent, 256),
 		Changes:    worker.NewChanges(),
 	}, nil
 }

@@ -290,6 +290,12 @@ func (s *branchState) nextRecheck() (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// recheckTime is nextRecheck's time, zero when nothing waits.
+func (s *branchState) recheckTime() time.Time {
+	at, _ := s.nextRecheck()
+	return at
+}
+
 func latest(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a

@@ -68,7 +68,7 @@ func (s *branchState) save(m saveMsg) {
 			*waiters = append(*waiters, m.reply)
 			return
 		}
-		m.reply <- SaveResult{NoWindow: true}
+		m.reply <- SaveResult{NothingCommitted: true, SHA: s.remoteTip}
 		return
 	}
 	s.window.message = m.message
@@ -198,7 +198,7 @@ func (s *branchState) status() Status {
 		Failures:     s.failures,
 		RetryAt:      s.retryAt,
 		NextPushAt:   s.nextPushAt(),
-		RecheckAt:    s.recheckAt,
+		RecheckAt:    s.recheckTime(),
 	}
 	if s.lastErr != nil {
 		st.LastError = s.lastErr.Error()

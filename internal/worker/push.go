@@ -83,7 +83,7 @@ func (s *branchState) planClosed(ctx context.Context, now time.Time, recheck boo
 			parkedTarget[b.target] = true
 		case pw == nil:
 			ts.held = nil
-			answer(b.waiters, SaveResult{})
+			answer(b.waiters, SaveResult{NothingCommitted: true, SHA: s.remoteTip})
 		default:
 			ts.held = nil
 			s.pending = append(s.pending, pw)

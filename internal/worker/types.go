@@ -190,10 +190,11 @@ func (c *Config) applyDefaults() {
 // SaveResult answers a Save (CommitRequest).
 type SaveResult struct {
 	// SHA is the commit holding the saved window as it exists on the remote after any
-	// replay; empty when there was nothing to save.
+	// replay; with NothingCommitted, the branch tip.
 	SHA string
-	// NoWindow is set when no open window of the target existed.
-	NoWindow bool
+	// NothingCommitted is set when no commit was made for the request: the target had no
+	// open window, or its changes changed nothing.
+	NothingCommitted bool
 	// Author is the author of the commit holding the saved changes; ByCommitter is set when
 	// that is the committer (a snapshot's commit, or no attribution).
 	Author      Author
@@ -230,6 +231,7 @@ type Status struct {
 	RetryAt  time.Time
 	// NextPushAt is the earliest time pending writes may be pushed (cooldown, backoff).
 	NextPushAt time.Time
-	// RecheckAt is when a refused folder's held writes are looked at again.
+	// RecheckAt is when held changes are looked at again: the recheck's schedule, not before
+	// the branch's retry (zero when nothing waits).
 	RecheckAt time.Time
 }

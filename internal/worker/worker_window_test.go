@@ -103,8 +103,8 @@ func TestSaveClosesTheWindowAndReportsTheRemoteCommit(t *testing.T) {
 		t.Fatalf("commit subject = %q, want the request's message", log[0].Subject)
 	}
 	noWindow, _ := r.worker.Save(r.ctx(), "team/live", "nothing open")
-	if res := <-noWindow; !res.NoWindow {
-		t.Fatalf("a save with no open window = %+v, want NoWindow", res)
+	if res := <-noWindow; !res.NothingCommitted {
+		t.Fatalf("a save with no open window = %+v, want NothingCommitted", res)
 	}
 }
 
