@@ -40,8 +40,8 @@ type queued struct {
 	handOn func(context.Context, worker.Event) error
 }
 
-// maxAttributing is how many changes of one target may wait for their author or their
-// hand-over at once.
+// maxAttributing is how many changes of one subscription of a target may wait for their
+// author or their hand-over at once.
 const maxAttributing = 4096
 
 func newAttributed(attr Attributor) *attributed {
@@ -76,7 +76,10 @@ func (a *attributed) resolve(id layout.Identity) {
 		a.mu.Unlock()
 
 		q.ev.Author, q.ev.Trailers = a.attr.Author(q.ctx, q.res, q.ch)
-		_ = q.handOn(q.ctx, q.ev) // a failure is re-derived by the next snapshot
+		// Nothing to do with an error: the gate keeps what finds no worker and retries it
+		// (the error only says so), and otherwise the stream stopped, whose next snapshot
+		// re-derives the object.
+		_ = q.handOn(q.ctx, q.ev)
 		<-a.slots
 
 		a.mu.Lock()

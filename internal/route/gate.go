@@ -66,9 +66,9 @@ type gate struct {
 	retrying bool
 	// round identifies the gathering a timer belongs to.
 	round int
-	// detachments counts detachments: a hand-over begun before one lets go of what it
-	// took, and a retry of it is not armed.
-	detachments int
+	// detached is set once the target was detached: the router never uses this gate again,
+	// and a hand-over begun before lets go of what it took and arms no retry.
+	detached bool
 	timer       *time.Timer
 }
 
@@ -89,10 +89,10 @@ type view struct {
 	version  int
 	attached bool
 	key      ownership.BranchKey
-	// current is the set of streams the target subscribes to; events and snapshots of
-	// others are dropped at hand-over. Nil until the first Wanted: every stream counts.
-	// Never changed once in a view.
-	current map[watch.StreamKey]bool
+	// current holds the streams the target subscribes to (the router's subscriptions, by
+	// stream); events and snapshots of others are dropped at hand-over. Nil until the first
+	// Wanted: every stream counts. Never changed once in a view.
+	current map[watch.StreamKey]revisioned
 }
 
 func newGate(lookup func(ownership.BranchKey) (*worker.Worker, bool)) *gate {
@@ -116,7 +116,7 @@ func (g *gate) apply(v view) {
 		g.held, g.snaps, g.retrying = nil, nil, false
 		clear(g.waiting)
 		g.stopTimer()
-		g.detachments++
+		g.detached = true
 	}
 }
 
@@ -185,11 +185,8 @@ func (g *gate) snapshot(ctx context.Context, key watch.StreamKey, fingerprint st
 	g.mu.Lock()
 	g.epochs[key]++
 	g.listed[key] = listedBy(snaps)
-	if !g.holding() {
-		v := g.route
-		g.mu.Unlock()
-		return g.resync(ctx, v, snaps)
-	}
+	// Outside a gathering the snapshot is handed over at once (complete below), and kept
+	// for a retry when that fails, as within one.
 	g.supersede(key)
 	g.snaps = append(g.snaps, gathered{key: key, snaps: snaps})
 	if fp, ok := g.waiting[key]; ok && fp == fingerprint {
@@ -247,10 +244,20 @@ func (g *gate) submit(ctx context.Context, key watch.StreamKey, epoch int, ev wo
 	v := g.route
 	g.mu.Unlock()
 	w, err := g.workerFor(v)
-	if err != nil {
+	if err == nil {
+		err = w.Submit(ctx, ev)
+	}
+	if err == nil || ctx.Err() != nil {
 		return err
 	}
-	return w.Submit(ctx, ev)
+	// No worker now (its branch's worker is being replaced or stopped): the event is kept
+	// for the retry, so that a delete is not lost, and what follows waits behind it.
+	g.mu.Lock()
+	if !g.detached {
+		g.held = append(g.held, heldEvent{key: key, ev: ev})
+	}
+	g.mu.Unlock()
+	return g.later(err)
 }
 
 // timeout hands over what a round gathered when some stream never delivered its snapshot,
@@ -292,18 +299,16 @@ func (g *gate) flush(ctx context.Context) error {
 			snaps = append(snaps, s.snaps...)
 		}
 	}
-	v, gen := g.route, g.detachments
+	v := g.route
 	g.mu.Unlock()
 	if err := g.resync(ctx, v, snaps); err != nil {
-		return g.later(gen, err)
+		return g.later(err)
 	}
 	g.mu.Lock()
-	if g.detachments == gen {
-		g.snaps = nil
-	}
+	g.snaps = nil
 	g.mu.Unlock()
 	for {
-		h, current, v, ok := g.nextHeld(gen)
+		h, current, v, ok := g.nextHeld()
 		if !ok {
 			return nil
 		}
@@ -313,11 +318,11 @@ func (g *gate) flush(ctx context.Context) error {
 				err = w.Submit(ctx, h.ev)
 			}
 			if err != nil {
-				return g.later(gen, err)
+				return g.later(err)
 			}
 		}
 		g.mu.Lock()
-		if g.detachments == gen && len(g.held) > 0 {
+		if !g.detached && len(g.held) > 0 {
 			g.held = g.held[1:]
 		}
 		g.mu.Unlock()
@@ -326,10 +331,10 @@ func (g *gate) flush(ctx context.Context) error {
 
 // nextHeld returns the first held event, whether its stream is still subscribed, and the
 // route to hand it over on.
-func (g *gate) nextHeld(gen int) (heldEvent, bool, view, bool) {
+func (g *gate) nextHeld() (heldEvent, bool, view, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if len(g.held) == 0 || g.detachments != gen {
+	if len(g.held) == 0 || g.detached {
 		return heldEvent{}, false, view{}, false
 	}
 	h := g.held[0]
@@ -343,12 +348,11 @@ func (g *gate) stopTimer() {
 	}
 }
 
-// later keeps what is left and arms a retry, unless the target was detached since the
-// hand-over began (gen).
-func (g *gate) later(gen int, err error) error {
+// later keeps what is left and arms a retry, unless the target was detached meanwhile.
+func (g *gate) later(err error) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.detachments != gen {
+	if g.detached {
 		return err
 	}
 	g.retrying = true
@@ -357,7 +361,11 @@ func (g *gate) later(gen int, err error) error {
 }
 
 func (g *gate) isCurrent(key watch.StreamKey) bool {
-	return g.route.current == nil || g.route.current[key]
+	if g.route.current == nil {
+		return true
+	}
+	_, ok := g.route.current[key]
+	return ok
 }
 
 func (g *gate) resync(ctx context.Context, v view, snaps []worker.Snapshot) error {

@@ -240,12 +240,11 @@ func TestAStalledBranchHoldsUpNoOtherTarget(t *testing.T) {
 	fillInbox(t, stuck, "team/stuck")
 	streamCtx, stopStream := context.WithCancel(context.Background())
 	defer stopStream()
-	blocked := make(chan struct{})
 	go func() { // the stalled target's stream, blocked handing over its next event
-		close(blocked)
 		_ = stuckSink.Change(streamCtx, configMaps, watch.Change{Type: watch.Created, Object: configMapWith("a", "waits", "1")})
 	}()
-	<-blocked
+	// The hand-over holds the stalled target's turn before anything is measured.
+	waitFor(t, func() bool { return len(stuckSink.gate.turn) == 1 })
 
 	ctx := context.Background()
 	finishes(t, "reconciles and deliveries beside a stalled branch", func() {

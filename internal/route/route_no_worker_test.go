@@ -11,8 +11,8 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
 )
 
-// A snapshot handed to a gate while its branch has no worker (the worker is being replaced)
-// is kept and handed over once the worker is there, without a new snapshot.
+// A snapshot or a change handed to a gate while its branch has no worker (the worker is
+// being replaced) is kept and handed over once the worker is there, without a new snapshot.
 func TestASnapshotWaitsForTheBranchWorkerInsteadOfBeingLost(t *testing.T) {
 	w, g := startWorker(t)
 	var present atomic.Bool
@@ -28,5 +28,14 @@ func TestASnapshotWaitsForTheBranchWorkerInsteadOfBeingLost(t *testing.T) {
 	waitFor(t, func() bool {
 		b, err := g.ReadFile("mirror.git", "main", "live/a/core/configmaps/x.yaml")
 		return err == nil && strings.Contains(string(b), `v: "1"`)
+	})
+
+	// Outside a gathering too: a delete that finds no worker is kept, not lost.
+	present.Store(false)
+	_ = cms.Change(context.Background(), configMaps, watch.Change{Type: watch.Deleted, Object: configMapWith("a", "x", "1")})
+	present.Store(true)
+	waitFor(t, func() bool {
+		b, err := g.ReadFile("mirror.git", "main", "live/a/core/configmaps/x.yaml")
+		return err != nil || len(b) == 0
 	})
 }

@@ -249,6 +249,12 @@ func TestAttributionKeepsOneObjectsOrderAndNeverHoldsOthersOrOvertakesASnapshot(
 		return err == nil && strings.Contains(string(b), "v: new")
 	})
 	waitFor(t, func() bool { return len(s.attributed.pendingFor()) == 0 })
+	// A later change lands after anything the stale one could have become.
+	change(watch.Created, "marker", "1")
+	waitFor(t, func() bool {
+		_, err := g.ReadFile("mirror.git", "main", "live/a/core/configmaps/marker.yaml")
+		return err == nil
+	})
 	b, _ := g.ReadFile("mirror.git", "main", "live/a/core/configmaps/stale.yaml")
 	if !strings.Contains(string(b), "v: new") {
 		t.Fatalf("a change from before the snapshot overtook it:\n%s", b)

@@ -33,12 +33,10 @@ type targetRoute struct {
 	// generation changes when the target's worker is replaced or it moves to another
 	// branch: every subscription is then renewed and sends a fresh snapshot.
 	generation int
-	// subs are the subscriptions last handed out, with a revision each that changes when
-	// the subscription does.
+	// subs are the subscriptions last handed out, by stream, with a revision each that
+	// changes when the subscription does; nil before the first Wanted. Replaced, never
+	// changed in place, since the gate's views share it.
 	subs map[watch.StreamKey]revisioned
-	// current is the set of streams subscribed to (nil before the first Wanted); replaced,
-	// never changed in place, since views share it.
-	current map[watch.StreamKey]bool
 	// version counts the views handed to the gate.
 	version int
 }
@@ -46,7 +44,7 @@ type targetRoute struct {
 // view returns the next view of the target for its gate. Called with the router's lock held.
 func (tr *targetRoute) view(attached bool) view {
 	tr.version++
-	return view{version: tr.version, attached: attached, key: tr.key, current: tr.current}
+	return view{version: tr.version, attached: attached, key: tr.key, current: tr.subs}
 }
 
 type revisioned struct {
@@ -68,7 +66,7 @@ func (r *Router) Attach(target string, key ownership.BranchKey) {
 	tr, ok := r.targets[target]
 	switch {
 	case !ok:
-		tr = &targetRoute{key: key, subs: map[watch.StreamKey]revisioned{}, gate: newGate(r.registry.Lookup)}
+		tr = &targetRoute{key: key, gate: newGate(r.registry.Lookup)}
 		r.targets[target] = tr
 	case tr.key != key:
 		tr.key = key
@@ -150,10 +148,6 @@ func (r *Router) Wanted(target string, subs []watch.Subscription, sealer Sealer)
 		})
 	}
 	tr.subs = next
-	tr.current = make(map[watch.StreamKey]bool, len(subs))
-	for _, k := range watch.StreamKeys(subs) {
-		tr.current[k] = true
-	}
 	v := tr.view(true)
 	r.mu.Unlock()
 	tr.gate.apply(v)

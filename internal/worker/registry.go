@@ -101,8 +101,8 @@ func (r *Registry) Ensure(cfg Config) (w *Worker, key ownership.BranchKey, repla
 	return w, key, replaced, nil
 }
 
-// startIn starts key's worker and puts it in s, whose turn the caller holds. A worker that
-// StopAll would miss (it began meanwhile) is stopped again before the turn is given back.
+// startIn starts key's worker and puts it in s, whose turn the caller holds. StopAll waits
+// for that turn, so it stops what is started here; claim refused to start after StopAll.
 func (r *Registry) startIn(s *slot, key ownership.BranchKey, cfg Config, fp string) (*Worker, error) {
 	if r.ctx.Err() != nil {
 		return nil, ErrRegistryStopped
@@ -113,17 +113,9 @@ func (r *Registry) startIn(s *slot, key ownership.BranchKey, cfg Config, fp stri
 		cancel()
 		return nil, fmt.Errorf("start worker for %s: %w", key, err)
 	}
-	e := &entry{worker: w, cancel: cancel, fingerprint: fp, done: done}
 	r.mu.Lock()
-	closed := r.closed
-	if !closed {
-		s.entry = e
-	}
+	s.entry = &entry{worker: w, cancel: cancel, fingerprint: fp, done: done}
 	r.mu.Unlock()
-	if closed {
-		e.stop()
-		return nil, ErrRegistryStopped
-	}
 	return w, nil
 }
 
@@ -202,7 +194,18 @@ func (r *Registry) claim(key ownership.BranchKey, force bool) (*slot, error) {
 	s.users++
 	r.mu.Unlock()
 	s.turn.Lock()
+	if !force && r.stopped() {
+		// StopAll ran while this caller waited for the turn: it starts nothing.
+		r.unclaim(key, s)
+		return nil, ErrRegistryStopped
+	}
 	return s, nil
+}
+
+func (r *Registry) stopped() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
 }
 
 // unclaim gives key's turn back; a slot that holds no worker and that nobody waits for is
