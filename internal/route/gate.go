@@ -69,7 +69,7 @@ type gate struct {
 	// detached is set once the target was detached: the router never uses this gate again,
 	// and a hand-over begun before lets go of what it took and arms no retry.
 	detached bool
-	timer       *time.Timer
+	timer    *time.Timer
 }
 
 type gathered struct {
