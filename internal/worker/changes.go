@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"fmt"
 	"sort"
 	"sync"
 )
@@ -77,21 +76,25 @@ func (s *branchState) publishChanges() {
 	s.cfg.Changes.Mark(changed...)
 }
 
-// reportedState is what of a target's state its conditions show, as one comparable string.
-func (s *branchState) reportedState(ts *targetState) string {
-	refused, held := "", ""
+// reportedState is what of a target's state its conditions show.
+type reportedState struct {
+	ready                            bool
+	failing, refused, held, boundary string
+	fidelity                         Fidelity
+}
+
+func (s *branchState) reportedState(ts *targetState) reportedState {
+	r := reportedState{ready: s.ready, boundary: ts.boundary, fidelity: ts.fidelity.status()}
 	if ts.refused != nil {
-		refused = ts.refused.Error()
+		r.refused = ts.refused.Error()
 	}
 	if ts.held != nil {
-		held = ts.held.Error()
+		r.held = ts.held.Error()
 	}
-	failing := ""
 	if s.failures > 0 && s.lastErr != nil {
 		// Only while the branch fails: a target's refusal is noted as the branch's last
 		// error too, and must not reconcile every other target.
-		failing = s.lastErr.Error()
+		r.failing = s.lastErr.Error()
 	}
-	f := ts.fidelity.status()
-	return fmt.Sprintf("%t\x00%q\x00%q\x00%q\x00%q\x00%s\x00%q", s.ready, failing, refused, held, ts.boundary, f.State, f.Divergence)
+	return r
 }

@@ -26,7 +26,7 @@ type branchState struct {
 
 	targets map[string]*targetState
 	// reported is each target's state as last told to cfg.Changes (reportedState).
-	reported map[string]string
+	reported map[string]reportedState
 	// seq counts decides, to order pending writes and kept refused changes.
 	seq uint64
 

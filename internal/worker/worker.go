@@ -64,7 +64,7 @@ func New(cfg Config) (*Worker, error) {
 	return &Worker{
 		inbox: make(chan any, 1024),
 		done:  make(chan struct{}),
-		state: &branchState{cfg: cfg, repo: repo, messages: msgs, signer: signer, targets: map[string]*targetState{}, reported: map[string]string{},
+		state: &branchState{cfg: cfg, repo: repo, messages: msgs, signer: signer, targets: map[string]*targetState{}, reported: map[string]reportedState{},
 			branchLabel: branchLabel(cfg)},
 	}, nil
 }
