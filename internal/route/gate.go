@@ -183,6 +183,10 @@ func (g *gate) snapshot(ctx context.Context, key watch.StreamKey, fingerprint st
 	}
 	defer g.give()
 	g.mu.Lock()
+	if g.detached {
+		g.mu.Unlock()
+		return nil // its sinks deliver nothing more
+	}
 	g.epochs[key]++
 	g.listed[key] = listedBy(snaps)
 	// Outside a gathering the snapshot is handed over at once (complete below), and kept
@@ -232,6 +236,10 @@ func (g *gate) submit(ctx context.Context, key watch.StreamKey, epoch int, ev wo
 	}
 	defer g.give()
 	g.mu.Lock()
+	if g.detached {
+		g.mu.Unlock()
+		return nil // its sinks deliver nothing more
+	}
 	if epoch < g.epochs[key] && g.stale(key, ev) {
 		g.mu.Unlock()
 		return nil // the snapshot holds the object's newer state
@@ -253,7 +261,7 @@ func (g *gate) submit(ctx context.Context, key watch.StreamKey, epoch int, ev wo
 	// No worker now (its branch's worker is being replaced or stopped): the event is kept
 	// for the retry, so that a delete is not lost, and what follows waits behind it.
 	g.mu.Lock()
-	if !g.detached {
+	if !g.detached { // detached meanwhile: let go, as apply did with the rest
 		g.held = append(g.held, heldEvent{key: key, ev: ev})
 	}
 	g.mu.Unlock()

@@ -1,0 +1,44 @@
+package route
+
+import (
+	"context"
+	"testing"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/watch"
+)
+
+// A target detached while its gate gathers hands nothing over and arms no retry: what it
+// gathered is let go (it attaches again with fresh snapshots).
+func TestADetachedGateHandsNothingOverAndStopsRetrying(t *testing.T) {
+	w, g := startWorker(t)
+	gate := gateTo(w)
+	cms := &sink{target: "team/live", sub: subscription(t, configMaps, "", "a"), fingerprint: "0/1", gate: gate}
+	svcs := &sink{target: "team/live", sub: subscription(t, services, "", "a"), fingerprint: "0/1", gate: gate}
+	gate.expect(map[watch.StreamKey]string{cms.sub.Key: "0/1", svcs.sub.Key: "0/1"})
+	ctx := context.Background()
+	if err := cms.Snapshot(ctx, configMaps, []watch.Object{configMapWith("a", "x", "1")}); err != nil {
+		t.Fatal(err)
+	}
+
+	gate.apply(view{version: 2, attached: false})
+	_ = svcs.Snapshot(ctx, services, []watch.Object{object("Service", "a", "web", nil)})
+
+	gate.mu.Lock()
+	defer gate.mu.Unlock()
+	if gate.timer != nil || gate.retrying || len(gate.snaps) > 0 || len(gate.held) > 0 {
+		t.Fatalf("a detached gate keeps work: timer %v, retrying %t, %d snapshots, %d events", gate.timer != nil, gate.retrying, len(gate.snaps), len(gate.held))
+	}
+	if files, err := g.ListFiles("mirror.git", "main"); err == nil && len(files) > 0 {
+		t.Fatalf("a detached gate handed over %q", files)
+	}
+}
+
+// A view that arrives after a newer one is ignored: a late detach does not undo an attach.
+func TestALateOlderViewIsIgnored(t *testing.T) {
+	gate := newGate(nil)
+	gate.apply(view{version: 3, attached: true})
+	gate.apply(view{version: 2, attached: false})
+	if gate.route.version != 3 || !gate.route.attached || gate.detached {
+		t.Fatalf("route %+v, detached %t after a late older view", gate.route, gate.detached)
+	}
+}
