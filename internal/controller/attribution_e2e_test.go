@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -61,9 +62,15 @@ func mirrorNamespace(t *testing.T, cp *testenv.ControlPlane, r *repo, ns string)
 			t.Fatal(err)
 		}
 	}
+	// Ready alone can come before the rule is compiled (zero streams, nothing watched yet):
+	// a change made then would only reach Git through the stream's first snapshot.
 	gt := &v1.GitTarget{}
-	waitFor(t, "the GitTarget to be ready", func() bool {
-		return cp.Client.Get(ctx, keyOf(ns, "live"), gt) == nil && isTrue(gt.Status.Conditions, v1.ConditionReady)
+	waitFor(t, "the GitTarget to be ready and watching", func() bool {
+		if cp.Client.Get(ctx, keyOf(ns, "live"), gt) != nil || !isTrue(gt.Status.Conditions, v1.ConditionReady) {
+			return false
+		}
+		streams := meta.FindStatusCondition(gt.Status.Conditions, v1.ConditionStreamsRunning)
+		return streams != nil && strings.Contains(streams.Message, "watching")
 	})
 }
 
