@@ -24,6 +24,8 @@ type Metrics struct {
 	queueDepth       *prometheus.GaugeVec
 	eventToPush      prometheus.Histogram
 	attribution      *prometheus.CounterVec
+	changes          *prometheus.CounterVec
+	changesOpen      *prometheus.GaugeVec
 }
 
 const namespace = "gitops_reverser"
@@ -59,6 +61,12 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		attribution: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "attribution_resolved_total",
 			Help: "Changes attributed, by the tier of the join that named the author (exact, uid, name, collection, unresolved)."},
 			[]string{"tier"}),
+		changes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "changes_total",
+			Help: "The write path's ledger (docs/branch-worker.md#the-ledger): changes the branch workers received, and how each ended: written (in a pushed commit), superseded (by a later change or snapshot of its object), unchanged (Git already said so, or the prune mode keeps the document), released (its GitTarget left the branch, or its worker stopped)."},
+			[]string{"outcome"}),
+		changesOpen: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "changes_open",
+			Help: "Changes a branch worker holds that have not ended yet: in a window, held, committed and not pushed, or refused and kept for a retry."},
+			[]string{"branch"}),
 	}
 	var err error
 	reg1 := func(c prometheus.Collector) prometheus.Collector {
@@ -80,6 +88,8 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.queueDepth = reg1(m.queueDepth).(*prometheus.GaugeVec)
 	m.eventToPush = reg1(m.eventToPush).(prometheus.Histogram)
 	m.attribution = reg1(m.attribution).(*prometheus.CounterVec)
+	m.changes = reg1(m.changes).(*prometheus.CounterVec)
+	m.changesOpen = reg1(m.changesOpen).(*prometheus.GaugeVec)
 	if err != nil {
 		return nil, err
 	}
@@ -149,10 +159,25 @@ func (m *Metrics) QueueDepth(branch string, n int) {
 	}
 }
 
-// ForgetBranch drops the gauge of a stopped worker.
+// ForgetBranch drops the gauges of a stopped worker.
 func (m *Metrics) ForgetBranch(branch string) {
 	if m != nil {
 		m.queueDepth.DeleteLabelValues(branch)
+		m.changesOpen.DeleteLabelValues(branch)
+	}
+}
+
+// Changes counts n changes of the ledger with one outcome: received, or how they ended.
+func (m *Metrics) Changes(outcome string, n int) {
+	if m != nil && n > 0 {
+		m.changes.WithLabelValues(outcome).Add(float64(n))
+	}
+}
+
+// ChangesOpen sets how many changes a branch worker holds that have not ended yet.
+func (m *Metrics) ChangesOpen(branch string, n int) {
+	if m != nil {
+		m.changesOpen.WithLabelValues(branch).Set(float64(n))
 	}
 }
 

@@ -12,6 +12,7 @@ func (s *branchState) awaitTarget(b *batch) {
 	if len(s.awaiting) >= maxAwaiting {
 		dropped := s.awaiting[0]
 		s.awaiting = s.awaiting[1:]
+		s.count(outcomeReleased, dropped.changes())
 		answer(dropped.waiters, SaveResult{Err: fmt.Errorf("GitTarget %s is not configured on this branch", dropped.target)})
 		s.cfg.Log.Info("dropped a batch of a GitTarget that is not set; its next snapshot re-derives it", "target", dropped.target)
 	}
@@ -37,6 +38,7 @@ func (s *branchState) forgetAwaiting(target string) {
 	kept := s.awaiting[:0]
 	for _, b := range s.awaiting {
 		if b.target == target {
+			s.count(outcomeReleased, b.changes())
 			answer(b.waiters, SaveResult{Err: fmt.Errorf("GitTarget %s was removed from this branch", target)})
 			continue
 		}

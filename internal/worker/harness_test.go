@@ -108,6 +108,11 @@ func startRig(t *testing.T, g *testenv.GitServer, front *testenv.HTTPFrontend, o
 	t.Cleanup(func() {
 		cancel()
 		<-w.Done()
+		// Every change of every test ends, and is counted once (ledger.go); the loop has
+		// returned, so its state can be read here.
+		if l := w.state.ledgerNow(); !l.Balanced() || l.Open != 0 {
+			t.Errorf("the ledger does not add up after the worker stopped: %+v", l)
+		}
 	})
 	r := &rig{t: t, server: g, http: front, worker: w, logs: logs, cancel: cancel}
 	r.setTarget(TargetConfig{Name: "team/live", Path: "clusters/dev", Prune: PruneOnEvent})
@@ -156,6 +161,9 @@ func (r *rig) settled() Status {
 		st, err = r.worker.Status(r.ctx())
 		return err == nil && st.Ready && st.PendingWrite == 0 && r.idle()
 	})
+	if !st.Ledger.Balanced() {
+		r.t.Errorf("the ledger does not add up: %+v", st.Ledger)
+	}
 	return st
 }
 

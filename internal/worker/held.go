@@ -109,10 +109,18 @@ func (s *branchState) supersede() {
 			if b.target != later.target {
 				continue
 			}
-			b.snapshots = slices.DeleteFunc(b.snapshots, func(snap *Snapshot) bool { return later.lists(snap.Scope) })
-			b.events, b.received = keepEvents(b.events, b.received, func(ev Event) bool {
+			b.snapshots = slices.DeleteFunc(b.snapshots, func(snap *Snapshot) bool {
+				stale := later.lists(snap.Scope)
+				if stale {
+					s.count(outcomeSuperseded, snap.changes())
+				}
+				return stale
+			})
+			var dropped int
+			b.events, b.received, dropped = keepEvents(b.events, b.received, func(ev Event) bool {
 				return !later.covers(ev.ID, ts.cfg.Prune.deletesOnSweep())
 			})
+			s.count(outcomeSuperseded, dropped)
 			if len(b.events) == 0 && len(b.snapshots) == 0 {
 				later.waiters = append(later.waiters, b.waiters...)
 				b.waiters = nil
@@ -169,11 +177,13 @@ func (s *branchState) coalesceHeld() {
 		}
 		var heir *batch
 		deletes := s.targets[b.target].cfg.Prune.deletesOnEvent()
-		b.events, b.received = keepEvents(b.events, b.received, func(ev Event) bool {
+		b.events, b.received, _ = keepEvents(b.events, b.received, func(ev Event) bool {
 			if ev.Op == OpDelete && !deletes {
-				return false // a delete the prune mode ignores must not replace an upsert
+				s.count(outcomeUnchanged, ev.changes) // a delete the prune mode ignores must not replace an upsert
+				return false
 			}
 			if newer, ok := seen[ev.ID]; ok {
+				s.count(outcomeSuperseded, ev.changes)
 				heir = newer
 				return false
 			}
@@ -219,18 +229,21 @@ func (a *batch) absorb(b *batch) {
 	a.waiters = append(a.waiters, b.waiters...)
 }
 
-// keepEvents filters events (and their arrival times, index for index) in place.
-func keepEvents(events []Event, received []time.Time, keep func(Event) bool) ([]Event, []time.Time) {
+// keepEvents filters events (and their arrival times, index for index) in place; dropped
+// is the ledger weight of the events it left out.
+func keepEvents(events []Event, received []time.Time, keep func(Event) bool) (_ []Event, _ []time.Time, dropped int) {
 	outE, outR := events[:0], received[:0]
 	for i, ev := range events {
-		if keep(ev) {
-			outE = append(outE, ev)
-			if i < len(received) {
-				outR = append(outR, received[i])
-			}
+		if !keep(ev) {
+			dropped += ev.changes
+			continue
+		}
+		outE = append(outE, ev)
+		if i < len(received) {
+			outR = append(outR, received[i])
 		}
 	}
-	return outE, outR
+	return outE, outR, dropped
 }
 
 func dropEmpty(batches []*batch) []*batch {
@@ -329,8 +342,8 @@ func (ts *targetState) clearBoundary() {
 }
 
 // keepRefused records the changes of objects the render refused, replacing what the target
-// kept for them before.
-func (ts *targetState) keepRefused(changes []refusedChange) {
+// kept for them before (superseded).
+func (s *branchState) keepRefused(ts *targetState, changes []refusedChange) {
 	if len(changes) == 0 {
 		return
 	}
@@ -338,22 +351,37 @@ func (ts *targetState) keepRefused(changes []refusedChange) {
 		ts.retry = map[layout.Identity]refusedChange{}
 	}
 	for _, c := range changes {
-		if have, ok := ts.retry[c.ev.ID]; !ok || have.seq <= c.seq {
+		have, ok := ts.retry[c.ev.ID]
+		switch {
+		case !ok:
 			ts.retry[c.ev.ID] = c
+		case have.seq <= c.seq:
+			s.count(outcomeSuperseded, have.ev.changes)
+			ts.retry[c.ev.ID] = c
+		default:
+			s.count(outcomeSuperseded, c.ev.changes)
 		}
 	}
 }
 
 // forgetRefused drops the kept changes of the objects the batch changes again: its own
 // change of them supersedes the refused one.
-func (ts *targetState) forgetRefused(b *batch) {
+func (s *branchState) forgetRefused(ts *targetState, b *batch) {
 	for _, ev := range b.events {
-		delete(ts.retry, ev.ID)
+		s.forgetKept(ts, ev.ID)
 	}
 	for id := range ts.retry {
 		if b.covers(id, ts.cfg.Prune.deletesOnSweep()) {
-			delete(ts.retry, id)
+			s.forgetKept(ts, id)
 		}
+	}
+}
+
+// forgetKept drops the kept change of id, superseded.
+func (s *branchState) forgetKept(ts *targetState, id layout.Identity) {
+	if c, ok := ts.retry[id]; ok {
+		s.count(outcomeSuperseded, c.ev.changes)
+		delete(ts.retry, id)
 	}
 }
 
@@ -364,11 +392,11 @@ func (ts *targetState) forgetRefused(b *batch) {
 func (s *branchState) retryRefused(ts *targetState, now time.Time) {
 	for _, b := range s.closed {
 		if b.target == ts.cfg.Name {
-			ts.forgetRefused(b)
+			s.forgetRefused(ts, b)
 		}
 	}
 	if s.window != nil && s.window.target == ts.cfg.Name {
-		ts.forgetRefused(&s.window.batch)
+		s.forgetRefused(ts, &s.window.batch)
 	}
 	if len(ts.retry) == 0 {
 		return

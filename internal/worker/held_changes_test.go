@@ -46,7 +46,7 @@ func docsOf(s *branchState, name string) []string {
 func TestARetriedRefusedChangeNeverComesBackOverANewerOne(t *testing.T) {
 	s, ts := heldState()
 	old := upsert("alice", "team-a", "x", "old")
-	ts.keepRefused([]refusedChange{{ev: old, seq: 1}, {ev: upsert("alice", "team-a", "y", "kept"), seq: 1}})
+	s.keepRefused(ts, []refusedChange{{ev: old, seq: 1}, {ev: upsert("alice", "team-a", "y", "kept"), seq: 1}})
 	s.closed = []*batch{heldWindow("alice", upsert("alice", "team-a", "x", "new"))}
 
 	s.retryRefused(ts, time.Now())
@@ -91,7 +91,7 @@ func TestAHeldTargetDoesNotWakeTheLoopBeforeItCanAct(t *testing.T) {
 
 	// A kept refused change with a write still pending: the push comes first.
 	s.closed, ts.held = nil, nil
-	ts.keepRefused([]refusedChange{{ev: upsert("alice", "team-a", "y", "1")}})
+	s.keepRefused(ts, []refusedChange{{ev: upsert("alice", "team-a", "y", "1")}})
 	s.retryAt = time.Time{}
 	s.pending = []*pendingWrite{{target: "team/live", applied: true}}
 	s.lastPush = now

@@ -9,6 +9,8 @@ import (
 func (s *branchState) handle(m any, now time.Time) {
 	switch m := m.(type) {
 	case eventMsg:
+		m.ev.changes = 1
+		s.count(outcomeReceived, 1)
 		s.addEvent(m.ev, now)
 	case snapshotMsg:
 		s.closeWindow(closeResync)
@@ -16,6 +18,7 @@ func (s *branchState) handle(m any, now time.Time) {
 		for i := range m.snaps {
 			b.snapshots = append(b.snapshots, &m.snaps[i])
 		}
+		s.count(outcomeReceived, b.changes())
 		s.closed = append(s.closed, b)
 	case targetMsg:
 		s.setTarget(m.cfg, m.remove)
@@ -94,6 +97,9 @@ func (s *branchState) unpublishedWaiters(target string) *[]chan SaveResult {
 
 func (s *branchState) setTarget(cfg TargetConfig, remove bool) {
 	if remove {
+		if ts := s.targets[cfg.Name]; ts != nil {
+			s.count(outcomeReleased, ts.keptChanges())
+		}
 		delete(s.targets, cfg.Name)
 		s.forgetAwaiting(cfg.Name)
 		return
@@ -181,6 +187,18 @@ func (s *branchState) shutdown() {
 	for _, pw := range s.pending {
 		answer(pw.waiters, SaveResult{Err: ErrStopped})
 	}
+	s.releaseAll()
+}
+
+// releaseAll ends, as released, every change a stopping worker still holds: the next
+// worker's snapshot derives the upserts again, and the journal of deletes keeps the deletes
+// (docs/branch-worker.md#restart).
+func (s *branchState) releaseAll() {
+	s.count(outcomeReleased, s.openChanges())
+	s.window, s.closed, s.awaiting, s.pending = nil, nil, nil, nil
+	for _, ts := range s.targets {
+		ts.retry = nil
+	}
 }
 
 func (s *branchState) status() Status {
@@ -199,6 +217,7 @@ func (s *branchState) status() Status {
 		RetryAt:      s.retryAt,
 		NextPushAt:   s.nextPushAt(),
 		RecheckAt:    s.recheckTime(),
+		Ledger:       s.ledgerNow(),
 	}
 	if s.lastErr != nil {
 		st.LastError = s.lastErr.Error()

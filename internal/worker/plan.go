@@ -23,6 +23,9 @@ type action struct {
 	// live is the live document before the reducer took server defaults out of doc; a
 	// retry starts from it.
 	live []byte
+	// changes is the action's weight in the ledger: the changes received it stands for (0
+	// for a sweep's delete, which no change asked for).
+	changes int
 }
 
 // operation names the action for metrics: upsert, delete, or prune (a sweep's delete).
@@ -195,7 +198,7 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 		// Without attribution the committer is the author, in the message as in the commit.
 		b.author = s.cfg.Committer
 	}
-	ts.forgetRefused(b)
+	s.forgetRefused(ts, b)
 	s.seq++
 	seq := s.seq
 	tip := newTreeView(s.repo, s.localTip, ts.prefix)
@@ -243,14 +246,19 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 		}
 	}
 	refusals = append(refusals, p.objectRefusals...)
-	kept = append(kept, refusedChanges(p.refusedActions, b.target, b.author, seq)...)
+	kept = weighKept(append(kept, refusedChanges(p.refusedActions, b.target, b.author, seq)...), p.excluded)
 	if ts.fidelity.blocked() {
 		s.cfg.Metrics.Refused("render-does-not-match-live")
 		return nil, &writeRefusal{target: b.target, err: &blockedError{d: ts.fidelity.first()}}
 	}
-	s.reportRefusals(ts, refusals)
-	ts.keepRefused(kept)
+	// From here on the batch ends: its refused changes are kept, the rest is counted.
+	consume := func() {
+		s.reportRefusals(ts, refusals)
+		s.keepRefused(ts, kept)
+		s.count(outcomeUnchanged, p.unchanged)
+	}
 	if len(p.actions) == 0 {
+		consume()
 		if len(p.v.order) > 0 {
 			ts.index = nil
 		}
@@ -269,7 +277,9 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 	if err != nil {
 		return nil, err
 	}
+	consume()
 	if commit == "" {
+		s.count(outcomeUnchanged, actionChanges(p.actions))
 		return nil, nil
 	}
 	pw.commit, pw.applied = commit, true
@@ -299,14 +309,22 @@ type plannedBatch struct {
 	// the edit of failedAction's object): the pass is planned again without that object.
 	failed       error
 	failedAction action
+	// unchanged is the ledger weight of the changes that planned to nothing; excluded is,
+	// per object left out, the weight of its changes, which its kept change stands for.
+	unchanged int
+	excluded  map[string]int
 }
 
 // planBatch plans every action of the batch but those of excluded objects, on the local
 // tip, and verifies the result against the render.
 func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, excluded map[string]bool) plannedBatch {
-	p := plannedBatch{v: newTreeView(s.repo, s.localTip, ts.prefix)}
+	p := plannedBatch{v: newTreeView(s.repo, s.localTip, ts.prefix), excluded: map[string]int{}}
 	decideOne := func(a action) {
-		if excluded[a.id.String()] || p.failed != nil {
+		if p.failed != nil {
+			return
+		}
+		if excluded[a.id.String()] {
+			p.excluded[a.id.String()] += a.changes
 			return
 		}
 		live := a
@@ -329,6 +347,7 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 			return
 		}
 		if len(edits) == 0 {
+			p.unchanged += a.changes
 			return // unchanged object: no action
 		}
 		a.live = live.doc
@@ -341,9 +360,10 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 	}
 	for _, ev := range b.events {
 		if ev.Op == OpDelete && !ts.cfg.Prune.deletesOnEvent() {
+			p.unchanged += ev.changes // the prune mode keeps the document
 			continue
 		}
-		decideOne(action{op: ev.Op, typ: ev.Type, id: ev.ID, doc: ev.Doc})
+		decideOne(action{op: ev.Op, typ: ev.Type, id: ev.ID, doc: ev.Doc, changes: ev.changes})
 	}
 	for _, snap := range b.snapshots {
 		if p.failed != nil {
@@ -369,10 +389,26 @@ func refusedChanges(actions []action, target string, author Author, seq uint64) 
 		if a.live != nil {
 			doc = a.live
 		}
-		ev := Event{Target: target, Author: author, Op: a.op, Type: a.typ, ID: a.id, Doc: doc}
+		ev := Event{Target: target, Author: author, Op: a.op, Type: a.typ, ID: a.id, Doc: doc, changes: a.changes}
 		out = append(out, refusedChange{ev: ev, seq: seq})
 	}
 	return out
+}
+
+// weighKept gives each object left out of a batch the weight of all its changes in the
+// batch: its last kept change stands for them, the others weigh nothing.
+func weighKept(kept []refusedChange, excluded map[string]int) []refusedChange {
+	last := map[string]int{}
+	for i, c := range kept {
+		if _, ok := excluded[c.ev.ID.String()]; ok {
+			kept[i].ev.changes = 0
+			last[c.ev.ID.String()] = i
+		}
+	}
+	for id, i := range last {
+		kept[i].ev.changes = excluded[id]
+	}
+	return kept
 }
 
 // refusedObject names the object of the batch a verification refusal is about, when it is
@@ -422,7 +458,7 @@ func (s *branchState) sweepActions(ts *targetState, snap *Snapshot) []action {
 		if obj.Doc == nil {
 			continue // exists, but unreadable: its document stays as it is
 		}
-		actions = append(actions, action{op: OpUpsert, typ: snap.Type, id: obj.ID, doc: obj.Doc})
+		actions = append(actions, action{op: OpUpsert, typ: snap.Type, id: obj.ID, doc: obj.Doc, changes: 1})
 	}
 	retained := 0
 	known := ts.index.Identities()
@@ -513,8 +549,10 @@ func (s *branchState) replay(pw *pendingWrite) (err error) {
 	}()
 	v := newTreeView(s.repo, s.localTip, ts.prefix)
 	changed := false
-	for _, a := range pw.actions {
+	for i, a := range pw.actions {
 		if a.op == OpDelete && ((a.sweep && !ts.cfg.Prune.deletesOnSweep()) || !ts.cfg.Prune.deletesOnEvent()) {
+			s.count(outcomeUnchanged, a.changes) // the prune mode now keeps the document
+			pw.actions[i].changes = 0
 			continue
 		}
 		edits, err := s.applyAction(v, ts, a)
@@ -530,7 +568,8 @@ func (s *branchState) replay(pw *pendingWrite) (err error) {
 			}
 			// The new tip refuses this object alone: reported, and kept for a retry.
 			s.reportRefusals(ts, []error{err})
-			ts.keepRefused(refusedChanges([]action{a}, pw.target, pw.author, pw.seq))
+			s.keepRefused(ts, refusedChanges([]action{a}, pw.target, pw.author, pw.seq))
+			pw.actions[i].changes = 0 // the kept change stands for it now
 		}
 	}
 	if err := s.refuseBatch(ts, pw.target, s.verifyKustomize(ts)); err != nil {

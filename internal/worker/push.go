@@ -186,6 +186,7 @@ func (s *branchState) settle(now time.Time) {
 			sha = s.remoteTip
 		}
 		pushed = pushed || pw.commit != ""
+		s.count(outcomeWritten, actionChanges(pw.actions))
 		answer(pw.waiters, SaveResult{SHA: sha, Author: pw.author, ByCommitter: pw.author == s.cfg.Committer})
 		for _, at := range pw.received {
 			s.cfg.Metrics.Published(at, now)
@@ -232,7 +233,9 @@ func (s *branchState) rebuildOn(tip string) error {
 				// Gone with its target; or refused by the render on the new tip: its changes
 				// are kept on the target and tried again when the folder changes.
 				if ts != nil {
-					ts.keepRefused(refusedChanges(pw.actions, pw.target, pw.author, pw.seq))
+					s.keepRefused(ts, refusedChanges(pw.actions, pw.target, pw.author, pw.seq))
+				} else {
+					s.count(outcomeReleased, actionChanges(pw.actions))
 				}
 				answer(pw.waiters, SaveResult{Err: err})
 				continue
@@ -276,7 +279,7 @@ func (s *branchState) forgetSupersededRetries() {
 		}
 		for _, a := range pw.actions {
 			if c, ok := ts.retry[a.id]; ok && c.seq < pw.seq {
-				delete(ts.retry, a.id)
+				s.forgetKept(ts, a.id)
 			}
 		}
 	}

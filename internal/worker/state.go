@@ -59,6 +59,10 @@ type branchState struct {
 
 	// branchLabel names the branch in metrics (normalized URL, no credentials).
 	branchLabel string
+	// ledger counts the changes received and how they ended (ledger.go); openPublished is
+	// when the open count was last set on its gauge.
+	ledger        Ledger
+	openPublished time.Time
 }
 
 // noteError records a failure for status; its text carries no credentials.

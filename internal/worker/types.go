@@ -47,6 +47,10 @@ type Event struct {
 	// Trailers are lines the commit message ends with (the audit event behind the change,
 	// "Audit-ID: …"); repeated lines appear once.
 	Trailers []string
+
+	// changes is the event's weight in the ledger (ledger.go): 1 when received, what it
+	// stands for when a refused change is kept and queued again.
+	changes int
 }
 
 // Scope is the part of a target a snapshot covers: one type, in one namespace or in all
@@ -234,4 +238,7 @@ type Status struct {
 	// RecheckAt is when held changes are looked at again: the recheck's schedule, not before
 	// the branch's retry (zero when nothing waits).
 	RecheckAt time.Time
+	// Ledger counts the changes received and how they ended
+	// (docs/branch-worker.md#the-ledger).
+	Ledger Ledger
 }

@@ -164,6 +164,7 @@ func (w *Worker) Run(ctx context.Context) {
 		now := time.Now()
 		s.tick(ctx, now)
 		s.publishChanges()
+		s.publishOpen(now)
 		resetTimer(timer, s.nextWake(now).Sub(now))
 		select {
 		case <-ctx.Done():
@@ -186,6 +187,10 @@ func (w *Worker) drain() {
 		select {
 		case m := <-w.inbox:
 			switch m := m.(type) {
+			case eventMsg, snapshotMsg:
+				// Received by a stopped worker: ended at once, as what it held was.
+				w.state.handle(m, time.Now())
+				w.state.releaseAll()
 			case saveMsg:
 				m.reply <- SaveResult{Err: ErrStopped}
 			case statusMsg:
