@@ -244,6 +244,7 @@ func (r *GitTargetReconciler) workerConfig(p *v1.GitProvider, creds gitrepo.Cred
 		Reducer:         r.Pipeline.Reducer,
 		Metrics:         r.Pipeline.Metrics,
 		Changes:         r.Pipeline.Changes,
+		Journal:         r.Pipeline.Journal,
 		Log:             log.Log.WithName("worker").WithValues("provider", p.Namespace+"/"+p.Name, "branch", branch),
 	}
 	// Without spec.commit.committer the worker's default is the API's documented one.

@@ -33,7 +33,7 @@ type SetupOptions struct {
 // Setup builds the pipeline and registers every reconciler with mgr. The pipeline runs
 // while ctx lasts.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
-	p, err := pipeline.New(ctx, mgr.GetConfig(), mgr.GetClient(), opts.Options, ctrl.Log.WithName("pipeline"))
+	p, err := pipeline.New(ctx, mgr.GetConfig(), mgr.GetClient(), mgr.GetAPIReader(), opts.Options, ctrl.Log.WithName("pipeline"))
 	if err != nil {
 		return err
 	}
@@ -43,12 +43,18 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
 	c := mgr.GetClient()
 	steps := []func() error{
 		func() error { return mgr.Add(p.Catalog) },
-		// Leadership is released only after every branch worker made its last push: the
-		// manager stops this runnable, and waits for it, before it gives up the Lease.
+		// While leading, the journal of deletes is loaded and kept; leadership is released
+		// only after every branch worker made its last push and the journal its last write:
+		// the manager stops this runnable, and waits for it, before it gives up the Lease.
 		func() error {
 			return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-				<-ctx.Done()
+				p.JournalStore.Run(ctx)
 				p.Workers.StopAll()
+				last, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if err := p.JournalStore.Save(last); err != nil {
+					return fmt.Errorf("last write of the journal of deletes: %w", err)
+				}
 				return nil
 			}))
 		},

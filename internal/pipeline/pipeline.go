@@ -49,6 +49,10 @@ type Pipeline struct {
 	// Changes gathers the targets whose worker state changed; the controller turns them
 	// into reconciles.
 	Changes *worker.Changes
+	// Journal keeps the deletes the workers received until they are in Git; JournalStore
+	// persists it (docs/branch-worker.md#restart).
+	Journal      *worker.Journal
+	JournalStore *JournalStore
 }
 
 // Options configure a Pipeline.
@@ -59,7 +63,8 @@ type Options struct {
 	Tune func(*worker.Config)
 	// SensitiveTypes are written only encrypted, like Secrets (--sensitive-types).
 	SensitiveTypes watch.SensitiveTypes
-	// StateNamespace holds the Secrets the operator itself owns (the digest key).
+	// StateNamespace holds the Secrets and ConfigMaps the operator itself owns (the digest
+	// key, the journal of deletes).
 	StateNamespace string
 	// Attribution, when set, holds the audit facts that name the author of each change;
 	// AttributionGrace is how long a change waits for its fact.
@@ -70,8 +75,9 @@ type Options struct {
 }
 
 // New builds the pipeline on the API server of cfg; c reads and writes the operator's own
-// Secrets. Its workers and streams run while ctx lasts.
-func New(ctx context.Context, cfg *rest.Config, c client.Client, opts Options, log logr.Logger) (*Pipeline, error) {
+// Secrets and ConfigMaps, reader reads them past any cache. Its workers and streams run
+// while ctx lasts.
+func New(ctx context.Context, cfg *rest.Config, c client.Client, reader client.Reader, opts Options, log logr.Logger) (*Pipeline, error) {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("dynamic client: %w", err)
@@ -88,6 +94,7 @@ func New(ctx context.Context, cfg *rest.Config, c client.Client, opts Options, l
 		return nil, err
 	}
 	registry := worker.NewRegistry(ctx, filepath.Join(opts.WorkDir, "branches"))
+	journal := worker.NewJournal()
 	return &Pipeline{
 		Workers:    registry,
 		Router:     route.NewRouter(registry, attributor(opts, m), opts.SensitiveTypes),
@@ -99,6 +106,9 @@ func New(ctx context.Context, cfg *rest.Config, c client.Client, opts Options, l
 		Metrics:    m,
 		DigestKeys: &DigestKeys{client: c, namespace: opts.StateNamespace},
 		Changes:    worker.NewChanges(),
+		Journal:    journal,
+		JournalStore: &JournalStore{Journal: journal, Reader: reader, Writer: c, Namespace: opts.StateNamespace,
+			Log: log.WithName("journal")},
 	}, nil
 }
 

@@ -179,7 +179,8 @@ func (s *branchState) coalesceHeld() {
 		deletes := s.targets[b.target].cfg.Prune.deletesOnEvent()
 		b.events, b.received, _ = keepEvents(b.events, b.received, func(ev Event) bool {
 			if ev.Op == OpDelete && !deletes {
-				s.count(outcomeUnchanged, ev.changes) // a delete the prune mode ignores must not replace an upsert
+				// A delete the prune mode ignores must not replace an upsert.
+				s.ended(outcomeUnchanged, b.target, []action{{op: ev.Op, id: ev.ID, changes: ev.changes, seq: ev.seq}})
 				return false
 			}
 			if newer, ok := seen[ev.ID]; ok {

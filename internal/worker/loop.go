@@ -9,13 +9,13 @@ import (
 func (s *branchState) handle(m any, now time.Time) {
 	switch m := m.(type) {
 	case eventMsg:
-		m.ev.changes = 1
-		s.count(outcomeReceived, 1)
+		s.receive(&m.ev)
 		s.addEvent(m.ev, now)
 	case snapshotMsg:
 		s.closeWindow(closeResync)
 		b := &batch{target: m.target, author: s.cfg.Committer, reason: closeResync}
 		for i := range m.snaps {
+			m.snaps[i].seq = s.cfg.Journal.stamp()
 			b.snapshots = append(b.snapshots, &m.snaps[i])
 		}
 		s.count(outcomeReceived, b.changes())
@@ -109,7 +109,7 @@ func (s *branchState) setTarget(cfg TargetConfig, remove bool) {
 		ts.cfg = cfg
 		return
 	}
-	s.targets[cfg.Name] = &targetState{cfg: cfg, prefix: prefix}
+	s.targets[cfg.Name] = &targetState{cfg: cfg, prefix: prefix, journalDue: true}
 	s.releaseAwaiting(cfg.Name)
 }
 
@@ -123,7 +123,9 @@ func (s *branchState) tick(ctx context.Context, now time.Time) {
 	}
 	// Fetch the branch as soon as the worker starts, not only once something is to be
 	// written: a target reports Ready only when its remote answered.
-	s.ensureReady(ctx, now)
+	if s.ensureReady(ctx, now) {
+		s.queueJournal(now)
+	}
 	s.planClosed(ctx, now, s.recheck(ctx, now))
 	if len(s.pending) > 0 && !now.Before(s.nextPushAt()) {
 		s.push(ctx, now)
@@ -142,6 +144,9 @@ func (s *branchState) nextWake(now time.Time) time.Time {
 	// Held batches wait for the recheck below, not for the branch's retry.
 	if (s.waitingToPlan() || !s.ready) && s.retryAt.Before(wake) {
 		wake = s.retryAt
+	}
+	if !s.ready && !s.cfg.Journal.Loaded() {
+		wake = now.Add(journalPoll) // nothing to retry yet: look at the journal again soon
 	}
 	if at, ok := s.nextRecheck(); ok && at.Before(wake) {
 		wake = at

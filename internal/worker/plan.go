@@ -26,6 +26,8 @@ type action struct {
 	// changes is the action's weight in the ledger: the changes received it stands for (0
 	// for a sweep's delete, which no change asked for).
 	changes int
+	// seq is the journal order of the change it comes from (journal.go).
+	seq uint64
 }
 
 // operation names the action for metrics: upsert, delete, or prune (a sweep's delete).
@@ -86,6 +88,8 @@ type targetState struct {
 	retry map[layout.Identity]refusedChange
 	// fidelity is RenderMatchesLive.
 	fidelity fidelityGate
+	// journalDue is set until the target's recorded deletes were queued (journal.go).
+	journalDue bool
 }
 
 // ensureIndex builds the target's index at the local tip when it has none.
@@ -255,7 +259,7 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 	consume := func() {
 		s.reportRefusals(ts, refusals)
 		s.keepRefused(ts, kept)
-		s.count(outcomeUnchanged, p.unchanged)
+		s.ended(outcomeUnchanged, b.target, p.unchanged)
 	}
 	if len(p.actions) == 0 {
 		consume()
@@ -279,7 +283,7 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 	}
 	consume()
 	if commit == "" {
-		s.count(outcomeUnchanged, actionChanges(p.actions))
+		s.ended(outcomeUnchanged, b.target, p.actions)
 		return nil, nil
 	}
 	pw.commit, pw.applied = commit, true
@@ -309,9 +313,9 @@ type plannedBatch struct {
 	// the edit of failedAction's object): the pass is planned again without that object.
 	failed       error
 	failedAction action
-	// unchanged is the ledger weight of the changes that planned to nothing; excluded is,
-	// per object left out, the weight of its changes, which its kept change stands for.
-	unchanged int
+	// unchanged are the changes that planned to nothing; excluded is, per object left out,
+	// the ledger weight of its changes, which its kept change stands for.
+	unchanged []action
 	excluded  map[string]int
 }
 
@@ -347,7 +351,7 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 			return
 		}
 		if len(edits) == 0 {
-			p.unchanged += a.changes
+			p.unchanged = append(p.unchanged, a)
 			return // unchanged object: no action
 		}
 		a.live = live.doc
@@ -360,10 +364,11 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 	}
 	for _, ev := range b.events {
 		if ev.Op == OpDelete && !ts.cfg.Prune.deletesOnEvent() {
-			p.unchanged += ev.changes // the prune mode keeps the document
+			// The prune mode keeps the document.
+			p.unchanged = append(p.unchanged, action{op: ev.Op, id: ev.ID, changes: ev.changes, seq: ev.seq})
 			continue
 		}
-		decideOne(action{op: ev.Op, typ: ev.Type, id: ev.ID, doc: ev.Doc, changes: ev.changes})
+		decideOne(action{op: ev.Op, typ: ev.Type, id: ev.ID, doc: ev.Doc, changes: ev.changes, seq: ev.seq})
 	}
 	for _, snap := range b.snapshots {
 		if p.failed != nil {
@@ -389,7 +394,7 @@ func refusedChanges(actions []action, target string, author Author, seq uint64) 
 		if a.live != nil {
 			doc = a.live
 		}
-		ev := Event{Target: target, Author: author, Op: a.op, Type: a.typ, ID: a.id, Doc: doc, changes: a.changes}
+		ev := Event{Target: target, Author: author, Op: a.op, Type: a.typ, ID: a.id, Doc: doc, changes: a.changes, seq: a.seq}
 		out = append(out, refusedChange{ev: ev, seq: seq})
 	}
 	return out
@@ -458,7 +463,7 @@ func (s *branchState) sweepActions(ts *targetState, snap *Snapshot) []action {
 		if obj.Doc == nil {
 			continue // exists, but unreadable: its document stays as it is
 		}
-		actions = append(actions, action{op: OpUpsert, typ: snap.Type, id: obj.ID, doc: obj.Doc, changes: 1})
+		actions = append(actions, action{op: OpUpsert, typ: snap.Type, id: obj.ID, doc: obj.Doc, changes: 1, seq: snap.seq})
 	}
 	retained := 0
 	known := ts.index.Identities()
@@ -473,7 +478,7 @@ func (s *branchState) sweepActions(ts *targetState, snap *Snapshot) []action {
 			retained++
 			continue
 		}
-		actions = append(actions, action{op: OpDelete, typ: snap.Type, id: id, sweep: true})
+		actions = append(actions, action{op: OpDelete, typ: snap.Type, id: id, sweep: true, seq: snap.seq})
 	}
 	if ts.retained == nil {
 		ts.retained = map[Scope]int{}
@@ -551,8 +556,8 @@ func (s *branchState) replay(pw *pendingWrite) (err error) {
 	changed := false
 	for i, a := range pw.actions {
 		if a.op == OpDelete && ((a.sweep && !ts.cfg.Prune.deletesOnSweep()) || !ts.cfg.Prune.deletesOnEvent()) {
-			s.count(outcomeUnchanged, a.changes) // the prune mode now keeps the document
-			pw.actions[i].changes = 0
+			s.ended(outcomeUnchanged, pw.target, []action{a}) // the prune mode now keeps the document
+			pw.actions[i].changes, pw.actions[i].seq = 0, 0
 			continue
 		}
 		edits, err := s.applyAction(v, ts, a)
@@ -569,7 +574,7 @@ func (s *branchState) replay(pw *pendingWrite) (err error) {
 			// The new tip refuses this object alone: reported, and kept for a retry.
 			s.reportRefusals(ts, []error{err})
 			s.keepRefused(ts, refusedChanges([]action{a}, pw.target, pw.author, pw.seq))
-			pw.actions[i].changes = 0 // the kept change stands for it now
+			pw.actions[i].changes, pw.actions[i].seq = 0, 0 // the kept change stands for it now
 		}
 	}
 	if err := s.refuseBatch(ts, pw.target, s.verifyKustomize(ts)); err != nil {

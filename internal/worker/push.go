@@ -19,6 +19,9 @@ func (s *branchState) ensureReady(ctx context.Context, now time.Time) bool {
 	if now.Before(s.retryAt) {
 		return false
 	}
+	if !s.cfg.Journal.Loaded() {
+		return false // the deletes of an earlier run go first (queueJournal)
+	}
 	rctx, cancel := s.remoteCtx(ctx)
 	defer cancel()
 	tip, err := s.repo.Fetch(rctx, s.cfg.Branch)
@@ -186,7 +189,7 @@ func (s *branchState) settle(now time.Time) {
 			sha = s.remoteTip
 		}
 		pushed = pushed || pw.commit != ""
-		s.count(outcomeWritten, actionChanges(pw.actions))
+		s.ended(outcomeWritten, pw.target, pw.actions)
 		answer(pw.waiters, SaveResult{SHA: sha, Author: pw.author, ByCommitter: pw.author == s.cfg.Committer})
 		for _, at := range pw.received {
 			s.cfg.Metrics.Published(at, now)

@@ -51,6 +51,8 @@ type Event struct {
 	// changes is the event's weight in the ledger (ledger.go): 1 when received, what it
 	// stands for when a refused change is kept and queued again.
 	changes int
+	// seq orders the event with the journal's deletes of its object (journal.go).
+	seq uint64
 }
 
 // Scope is the part of a target a snapshot covers: one type, in one namespace or in all
@@ -71,6 +73,9 @@ type Snapshot struct {
 	Scope   Scope
 	Type    layout.TypeInfo
 	Objects []SnapshotObject
+
+	// seq orders the snapshot with the journal's deletes (journal.go).
+	seq uint64
 }
 
 // SnapshotObject is one object of a snapshot. A nil Doc lists an object that exists but
@@ -141,6 +146,11 @@ type Config struct {
 	// document already in Git omits (docs/sanitize.md#server-defaults-are-not-edits). Nil
 	// writes live documents as they are.
 	Reducer Reducer
+
+	// Journal keeps the deletes the worker receives until they are in Git, across worker
+	// replacement and restart (docs/branch-worker.md#restart); nil keeps none. Until it is
+	// loaded the worker plans nothing.
+	Journal *Journal `json:"-"`
 
 	// Metrics records what the worker does; nil records nothing.
 	Metrics *metrics.Metrics

@@ -17,6 +17,9 @@ const (
 	// closeRetry is not a window: the changes a render refused, queued again after their
 	// folder changed (docs/branch-worker.md#held-changes).
 	closeRetry closeReason = "retry"
+	// closeJournal is not a window either: a target's deletes recorded by an earlier worker
+	// (docs/branch-worker.md#restart).
+	closeJournal closeReason = "journal"
 )
 
 // batch is a unit of work to plan: a closed commit window, or a snapshot (resync).
