@@ -104,7 +104,12 @@ func (r *GitTargetReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 	var t v1.GitTarget
 	if err := r.Get(ctx, req.NamespacedName, &t); err != nil {
 		if apierrors.IsNotFound(err) {
-			return reconcile.Result{}, r.detach(ctx, name)
+			if err := r.detach(ctx, name); err != nil {
+				return reconcile.Result{}, err
+			}
+			// Gone for good: its recorded deletes have no folder to land in.
+			r.Pipeline.Journal.ForgetTarget(name)
+			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, err
 	}

@@ -146,6 +146,24 @@ func (j *Journal) forget(target string, id layout.Identity, seq uint64) {
 	}
 }
 
+// ForgetTarget drops the recorded deletes of a GitTarget that no longer exists.
+func (j *Journal) ForgetTarget(target string) {
+	if j == nil {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	n := len(j.entries)
+	for k := range j.entries {
+		if k.target == target {
+			delete(j.entries, k)
+		}
+	}
+	if len(j.entries) != n {
+		j.changed()
+	}
+}
+
 // pending returns the target's recorded deletes as events, oldest first.
 func (j *Journal) pending(target string) []Event {
 	if j == nil {
