@@ -58,9 +58,11 @@ func BenchmarkUpsert(b *testing.B) {
 			if !s.ensureReady(context.Background(), time.Now()) {
 				b.Fatalf("fetch: %v", s.lastErr)
 			}
-			if err := s.ensureIndex(s.targets["team/live"]); err != nil {
+			f := s.targets["team/live"].folder
+			if err := f.begin(s.localTip); err != nil {
 				b.Fatal(err)
 			}
+			f.end(true) // the index is loaded: each decide below plans on it
 			id := layout.Identity{Kind: "ConfigMap", Namespace: "ns-001", Name: "cm-00001"}
 			b.ReportAllocs()
 			b.ResetTimer()

@@ -85,8 +85,8 @@ type reportedState struct {
 
 func (s *branchState) reportedState(ts *targetState) reportedState {
 	r := reportedState{ready: s.ready, boundary: ts.boundary, fidelity: ts.fidelity.status()}
-	if ts.refused != nil {
-		r.refused = ts.refused.Error()
+	if ts.folder.refused != nil {
+		r.refused = ts.folder.refused.Error()
 	}
 	if ts.held != nil {
 		r.held = ts.held.Error()

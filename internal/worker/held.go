@@ -32,8 +32,8 @@ func (s *branchState) heldReason(target string) string {
 	}
 	why := func() string {
 		switch {
-		case ts.refused != nil:
-			return ts.refused.Error()
+		case ts.folder.refused != nil:
+			return ts.folder.refused.Error()
 		case ts.held != nil:
 			return ts.held.Error()
 		case ts.boundary != "":
@@ -82,7 +82,7 @@ func (s *branchState) waitingToPlan() bool {
 func (b *batch) jumpsTheQueue() bool { return len(b.snapshots) > 0 && !b.held }
 
 // heldOrRefused reports whether the target's batches wait for a recheck.
-func (ts *targetState) heldOrRefused() bool { return ts.refused != nil || ts.held != nil }
+func (ts *targetState) heldOrRefused() bool { return ts.folder.refused != nil || ts.held != nil }
 
 // keptRefusal reports whether err refused only single objects of the batch, which the
 // target keeps for a retry (the rest of the batch was written).

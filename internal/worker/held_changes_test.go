@@ -8,7 +8,7 @@ import (
 
 // heldState is a branch with one target whose folder holds its batches back.
 func heldState() (*branchState, *targetState) {
-	ts := &targetState{cfg: TargetConfig{Name: "team/live", Prune: PruneOnEvent}, held: errTest}
+	ts := &targetState{cfg: TargetConfig{Name: "team/live", Prune: PruneOnEvent}, held: errTest, folder: &folder{}}
 	s := &branchState{cfg: Config{PushCooldown: time.Second}, targets: map[string]*targetState{"team/live": ts}, ready: true}
 	return s, ts
 }

@@ -12,8 +12,8 @@ import (
 
 // A target folder that holds a kustomization is written through its render
 // (docs/kustomize.md): each live object goes through kustomize.SourceForm, and the batch is
-// rendered again before it is committed. targetState.kust holds the folder's kustomize
-// view for one plan; it is loaded with the index and dropped after the plan.
+// rendered again before it is committed. The plan's kustomize view (folderPlan.kust) is
+// loaded with the index and dropped after the plan.
 
 // repoFiles reads the repository at one commit for the kustomize package; the folder's own
 // files, read already for the index, are served from memory.
@@ -30,23 +30,22 @@ func (r repoFiles) ReadFile(p string) ([]byte, bool, error) {
 	return r.repo.ReadFile(r.commit, p)
 }
 
-// loadKustomize reads the folder's kustomizations at the local tip. A feature the writer
-// does not model refuses the folder as unsupported content
-// (docs/kustomize.md#unsupported-features).
-func (s *branchState) loadKustomize(ts *targetState, files []gitrepo.File) (*kustomize.Folder, error) {
+// loadKustomize reads the folder's kustomizations at base. A feature the writer does not
+// model refuses the folder as unsupported content (docs/kustomize.md#unsupported-features).
+func (f *folder) loadKustomize(base string, files []gitrepo.File) (*kustomize.Folder, error) {
 	paths := make([]string, len(files))
-	read := repoFiles{repo: s.repo, commit: s.localTip, folder: map[string][]byte{}}
-	for i, f := range files {
-		paths[i] = f.Path
-		if f.Mode == gitrepo.ModeRegular || f.Mode == gitrepo.ModeExecutable {
-			read.folder[path.Join(ts.prefix, f.Path)] = f.Content
+	read := repoFiles{repo: f.repo, commit: base, folder: map[string][]byte{}}
+	for i, file := range files {
+		paths[i] = file.Path
+		if file.Mode == gitrepo.ModeRegular || file.Mode == gitrepo.ModeExecutable {
+			read.folder[path.Join(f.prefix, file.Path)] = file.Content
 		}
 	}
-	kz, err := kustomize.Load(read, ts.prefix, paths)
+	kz, err := kustomize.Load(read, f.prefix, paths)
 	var unsupported *kustomize.UnsupportedError
 	if errors.As(err, &unsupported) {
 		p := unsupported.Path
-		if rel, ok := relativeTo(ts.prefix, p); ok {
+		if rel, ok := relativeTo(f.prefix, p); ok {
 			p = rel
 		}
 		return nil, &layout.UnsupportedContentError{Path: p, Reason: unsupported.Reason()}
@@ -54,23 +53,24 @@ func (s *branchState) loadKustomize(ts *targetState, files []gitrepo.File) (*kus
 	return kz, err
 }
 
-// planKustomize decides an action on an object the folder's render produces. handled is
+// actRendered decides an action on an object the folder's render produces. handled is
 // false when the layout decides it (an object the render does not produce).
-func (s *branchState) planKustomize(v *treeView, ts *targetState, a action) (edits []layout.FileEdit, handled bool, err error) {
-	if _, rendered := ts.kust.Lookup(a.id); !rendered {
+func (f *folder) actRendered(a action) (edits []layout.FileEdit, handled bool, err error) {
+	p := f.plan
+	if _, rendered := p.kust.Lookup(a.id); !rendered {
 		return nil, false, nil
 	}
 	if a.op == OpDelete {
-		edits, err = s.deleteRendered(v, ts, a.id)
+		edits, err = f.deleteRendered(a.id)
 		return edits, true, err
 	}
-	w, err := ts.kust.SourceForm(a.id, a.doc)
+	w, err := p.kust.SourceForm(a.id, a.doc)
 	if err != nil {
 		return nil, true, err
 	}
 	edits = w.Edits
 	if w.Doc != nil {
-		docEdits, err := layout.Edit(ts.index, v.read, w.SourceID, w.Doc)
+		docEdits, err := layout.Edit(f.index, p.view.read, w.SourceID, w.Doc)
 		if err != nil {
 			return nil, true, err
 		}
@@ -81,62 +81,56 @@ func (s *branchState) planKustomize(v *treeView, ts *targetState, a action) (edi
 
 // deleteRendered removes a rendered object: its source document when the folder holds it
 // (then the replicas: entries that named it), else a $patch: delete in its render root.
-func (s *branchState) deleteRendered(v *treeView, ts *targetState, id layout.Identity) ([]layout.FileEdit, error) {
-	w, err := ts.kust.Delete(id)
+func (f *folder) deleteRendered(id layout.Identity) ([]layout.FileEdit, error) {
+	p := f.plan
+	w, err := p.kust.Delete(id)
 	if err != nil || !w.Delete {
 		return w.Edits, err
 	}
-	edits, err := layout.Delete(ts.index, v.read, w.SourceID)
+	edits, err := layout.Delete(f.index, p.view.read, w.SourceID)
 	if err != nil {
 		return nil, err
 	}
-	if err := ts.kust.Apply(edits); err != nil {
+	if err := p.kust.Apply(edits); err != nil {
 		return nil, err
 	}
-	return append(edits, ts.kust.ReleaseReplicas(id)...), nil
+	return append(edits, p.kust.ReleaseReplicas(id)...), nil
 }
 
-// noteKustomizeEdits keeps the folder's kustomize view and the index in step with an
-// action's edits, and records what the action expects the render to become.
-func (s *branchState) noteKustomizeEdits(ts *targetState, a action, edits []layout.FileEdit) error {
-	if ts.kust == nil {
+// noteRendered keeps the folder's kustomize view and the index in step with an action's
+// edits, and records what the action expects the render to become.
+func (f *folder) noteRendered(a action, edits []layout.FileEdit) error {
+	p := f.plan
+	if p.kust == nil {
 		return nil
 	}
-	if _, expected := ts.expect[a.id]; len(edits) == 0 && !expected {
+	if _, expected := p.expect[a.id]; len(edits) == 0 && !expected {
 		return nil // nothing to write and nothing promised for it yet
 	}
-	if err := ts.kust.Apply(edits); err != nil {
+	if err := p.kust.Apply(edits); err != nil {
 		return err
 	}
-	for _, p := range ts.kust.ContextFiles() {
-		ts.index.MarkContext(p)
+	for _, ctx := range p.kust.ContextFiles() {
+		f.index.MarkContext(ctx)
 	}
-	if ts.expect == nil {
-		ts.expect = map[layout.Identity][]byte{}
+	if p.expect == nil {
+		p.expect = map[layout.Identity][]byte{}
 	}
 	if a.op == OpDelete {
-		ts.expect[a.id] = nil
+		p.expect[a.id] = nil
 	} else {
-		ts.expect[a.id] = a.doc
+		p.expect[a.id] = a.doc
 	}
 	return nil
 }
 
-// verifyKustomize renders the folder with the plan's edits
-// (docs/kustomize.md#verification-render).
-func (s *branchState) verifyKustomize(ts *targetState) error {
-	if ts.kust == nil || len(ts.expect) == 0 {
+// verify renders the folder with the plan's edits (docs/kustomize.md#verification-render).
+func (f *folder) verify() error {
+	p := f.plan
+	if p == nil || p.kust == nil || len(p.expect) == 0 {
 		return nil
 	}
-	return ts.kust.Verify(ts.expect)
-}
-
-// endPlan drops the plan's kustomize view; the next plan loads the folder again.
-func (ts *targetState) endPlan() {
-	ts.expect = nil
-	if ts.kust != nil {
-		ts.kust, ts.index = nil, nil
-	}
+	return p.kust.Verify(p.expect)
 }
 
 // writeRefusal is a batch the writer refused as a whole: nothing of it is written.

@@ -104,12 +104,11 @@ func (s *branchState) setTarget(cfg TargetConfig, remove bool) {
 		s.forgetAwaiting(cfg.Name)
 		return
 	}
-	prefix := folderPrefix(cfg.Path)
-	if ts, ok := s.targets[cfg.Name]; ok && ts.prefix == prefix {
+	if ts, ok := s.targets[cfg.Name]; ok && ts.folder.prefix == folderPrefix(cfg.Path) {
 		ts.cfg = cfg
 		return
 	}
-	s.targets[cfg.Name] = &targetState{cfg: cfg, prefix: prefix, journalDue: true}
+	s.targets[cfg.Name] = &targetState{cfg: cfg, folder: newFolder(s.repo, cfg.Path), journalDue: true}
 	s.releaseAwaiting(cfg.Name)
 }
 
@@ -231,8 +230,8 @@ func (s *branchState) status() Status {
 		st.SigningPublicKey = s.signer.PublicKey()
 	}
 	for name, ts := range s.targets {
-		if ts.refused != nil {
-			st.Refused[name] = ts.refused.Error()
+		if ts.folder.refused != nil {
+			st.Refused[name] = ts.folder.refused.Error()
 		}
 		for _, n := range ts.retained {
 			st.Retained[name] += n
@@ -240,7 +239,7 @@ func (s *branchState) status() Status {
 		if ts.boundary != "" {
 			st.Boundary[name] = ts.boundary
 		}
-		if ts.held != nil && ts.refused == nil {
+		if ts.held != nil && ts.folder.refused == nil {
 			st.Held[name] = ts.held.Error()
 		}
 		st.Fidelity[name] = ts.fidelity.status()

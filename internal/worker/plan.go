@@ -62,22 +62,11 @@ type pendingWrite struct {
 
 // targetState is the worker's knowledge of one GitTarget writing its branch.
 type targetState struct {
-	cfg    TargetConfig
-	prefix string
-	// index maps identities to files at the local tip; nil means rebuild before use.
-	index *layout.Index
-	// refused is set while the folder holds content the writer cannot understand.
-	refused error
+	cfg TargetConfig
+	// folder is the target's folder on the local tip, and the plan being made on it.
+	folder *folder
 	// retained counts documents kept by suppressed sweeps, per scope.
 	retained map[Scope]int
-
-	// kust is the folder's kustomize view during one plan; nil when the folder holds no
-	// kustomization or no plan is being made. kustomized remembers that it has one.
-	kust       *kustomize.Folder
-	kustomized bool
-	// expect maps the objects the plan edited through the render to their live documents
-	// (nil: deleted), for the verification render.
-	expect map[layout.Identity][]byte
 	// boundary is the last refused write (WriteBoundaryRefused); "" once a write lands.
 	boundary string
 	// held is why the target's batches wait for a recheck when it is not a refused folder
@@ -90,42 +79,6 @@ type targetState struct {
 	fidelity fidelityGate
 	// journalDue is set until the target's recorded deletes were queued (journal.go).
 	journalDue bool
-}
-
-// ensureIndex builds the target's index at the local tip when it has none.
-func (s *branchState) ensureIndex(ts *targetState) error {
-	if ts.index != nil {
-		return nil
-	}
-	files, err := s.repo.ReadFiles(s.localTip, ts.prefix)
-	if err != nil {
-		return err
-	}
-	lf := make([]layout.File, len(files))
-	for i, f := range files {
-		lf[i] = layout.File{Path: f.Path, Content: f.Content, Mode: layoutMode(f.Mode)}
-	}
-	kz, err := s.loadKustomize(ts, files)
-	if err != nil {
-		if _, unsupported := err.(*layout.UnsupportedContentError); unsupported {
-			ts.refused = err
-		}
-		return err
-	}
-	var context []string
-	if kz != nil {
-		context = kz.ContextFiles()
-	}
-	ix, err := layout.BuildIndexWithContext(lf, context)
-	if err != nil {
-		ts.refused = err
-		return err
-	}
-	if kz != nil {
-		ix.SetRenderRoots(kz.Roots())
-	}
-	ts.index, ts.refused, ts.kust, ts.kustomized = ix, nil, kz, kz != nil
-	return nil
 }
 
 // layoutMode maps a tree entry's kind to the layout's; the two packages keep their own
@@ -143,37 +96,6 @@ func layoutMode(m gitrepo.FileMode) layout.FileMode {
 	}
 }
 
-// applyAction runs one action through the layout and lays its edits over the view.
-func (s *branchState) applyAction(v *treeView, ts *targetState, a action) ([]layout.FileEdit, error) {
-	if ts.index == nil {
-		return nil, fmt.Errorf("%s %s: the folder index was dropped by an earlier failure in this batch", a.op, a.id)
-	}
-	var edits []layout.FileEdit
-	var err error
-	handled := false
-	if ts.kust != nil {
-		edits, handled, err = s.planKustomize(v, ts, a)
-	}
-	switch {
-	case handled:
-	case a.op == OpDelete:
-		edits, err = layout.Delete(ts.index, v.read, a.id)
-	default:
-		edits, err = layout.Upsert(ts.index, v.read, a.typ, a.doc, ts.cfg.Placement)
-	}
-	if err == nil {
-		err = s.noteKustomizeEdits(ts, a, edits)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", a.op, a.id, err)
-	}
-	if err := v.apply(edits, ts.index); err != nil {
-		ts.index = nil // rebuilt from the tree on next use
-		return nil, fmt.Errorf("%s %s: %w", a.op, a.id, err)
-	}
-	return edits, nil
-}
-
 // decide plans a batch once, on the local tip, and commits it. It returns nil when the
 // batch changes nothing: such a write is neither committed nor pushed
 // (docs/branch-worker.md#decide-once). A write the render refuses
@@ -187,17 +109,13 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 	if ts == nil {
 		return nil, fmt.Errorf("GitTarget %s is not configured on this branch", b.target)
 	}
-	if err := s.ensureIndex(ts); err != nil {
+	f := ts.folder
+	if err := f.begin(s.localTip); err != nil {
 		return nil, fmt.Errorf("GitTarget %s: %w", b.target, err)
 	}
-	// The plan moved the index along its edits; when it is not committed, the index no
-	// longer matches the local tip and is rebuilt on next use.
-	defer func() {
-		if err != nil {
-			ts.index = nil
-		}
-		ts.endPlan()
-	}()
+	// The plan moves the index along its edits: it is kept when they are committed.
+	committed := false
+	defer func() { f.end(committed) }()
 	if b.author.Name == "" {
 		// Without attribution the committer is the author, in the message as in the commit.
 		b.author = s.cfg.Committer
@@ -205,8 +123,7 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 	s.forgetRefused(ts, b)
 	s.seq++
 	seq := s.seq
-	tip := newTreeView(s.repo, s.localTip, ts.prefix)
-	ts.fidelity.remeasure(func(id layout.Identity) []byte { return s.renderOf(tip, ts, id) })
+	ts.fidelity.remeasure(f.render) // the plan has no edit yet: the render at the tip
 	for _, snap := range b.snapshots {
 		ts.fidelity.rescope(snap.Scope)
 	}
@@ -226,8 +143,7 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 			excluded[id] = true
 			refusals = append(refusals, p.failed)
 			kept = append(kept, refusedChanges([]action{p.failedAction}, b.target, b.author, seq)...)
-			ts.index, ts.kust, ts.expect = nil, nil, nil
-			if err := s.ensureIndex(ts); err != nil {
+			if err := f.restart(s.localTip); err != nil {
 				return nil, fmt.Errorf("GitTarget %s: %w", b.target, err)
 			}
 			continue
@@ -244,8 +160,7 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 		refusals = append(refusals, p.refusal)
 		objectActions := slices.DeleteFunc(slices.Clone(p.actions), func(a action) bool { return a.id.String() != object })
 		kept = append(kept, refusedChanges(objectActions, b.target, b.author, seq)...)
-		ts.index, ts.kust, ts.expect = nil, nil, nil // plan again from the tip
-		if err := s.ensureIndex(ts); err != nil {
+		if err := f.restart(s.localTip); err != nil { // plan again from the tip
 			return nil, fmt.Errorf("GitTarget %s: %w", b.target, err)
 		}
 	}
@@ -263,24 +178,22 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 	}
 	if len(p.actions) == 0 {
 		consume()
-		if len(p.v.order) > 0 {
-			ts.index = nil
-		}
 		if len(refusals) > 0 {
 			return nil, &writeRefusal{target: b.target, err: refusals[0], kept: true}
 		}
 		ts.clearBoundary()
 		return nil, nil
 	}
-	if err := s.bootstrap(p.v, ts); err != nil {
-		return nil, err
+	if err := f.bootstrap(ts.cfg.SOPSRules); err != nil {
+		return nil, fmt.Errorf("bootstrap %s: %w", ts.cfg.Name, err)
 	}
 	pw := &pendingWrite{target: b.target, author: b.author, actions: p.actions, waiters: b.waiters, received: b.received, seq: seq}
 	pw.message = s.messages.render(b, p.lines)
-	commit, err := s.commit(p.v, pw)
+	commit, err := s.commit(f.changes(), pw)
 	if err != nil {
 		return nil, err
 	}
+	committed = true // or the edits changed nothing: the index matches the local tip either way
 	consume()
 	if commit == "" {
 		s.ended(outcomeUnchanged, b.target, p.actions)
@@ -299,7 +212,6 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 
 // plannedBatch is one planning pass over a batch.
 type plannedBatch struct {
-	v       *treeView
 	actions []action
 	lines   []changeLine
 	// objectRefusals are writes the render refused while planning them (unplaceable,
@@ -319,10 +231,11 @@ type plannedBatch struct {
 	excluded  map[string]int
 }
 
-// planBatch plans every action of the batch but those of excluded objects, on the local
-// tip, and verifies the result against the render.
+// planBatch plans every action of the batch but those of excluded objects on the target's
+// folder plan, and verifies the result against the render.
 func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, excluded map[string]bool) plannedBatch {
-	p := plannedBatch{v: newTreeView(s.repo, s.localTip, ts.prefix), excluded: map[string]int{}}
+	f := ts.folder
+	p := plannedBatch{excluded: map[string]int{}}
 	decideOne := func(a action) {
 		if p.failed != nil {
 			return
@@ -333,14 +246,14 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 		}
 		live := a
 		if a.op == OpUpsert {
-			render := s.renderOf(p.v, ts, a.id)
+			render := f.render(a.id)
 			ts.fidelity.measure(a.id, render, a.doc)
 			a.doc = s.reduce(ctx, ts, a, render)
 		} else {
 			ts.fidelity.forget(a.id) // a deleted object holds no value to diverge
 		}
-		edits, err := s.applyAction(p.v, ts, a)
-		if err != nil && ts.index == nil {
+		edits, err := f.act(a, ts.cfg.Placement)
+		if err != nil && f.broken() {
 			p.failed, p.failedAction = err, live
 			return
 		}
@@ -360,7 +273,7 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 		if a.sweep {
 			op = "prune"
 		}
-		p.lines = append(p.lines, changeLine{Operation: op, Object: a.id.String(), Path: p.v.full(edits[0].Path)})
+		p.lines = append(p.lines, changeLine{Operation: op, Object: a.id.String(), Path: f.path(edits[0].Path)})
 	}
 	for _, ev := range b.events {
 		if ev.Op == OpDelete && !ts.cfg.Prune.deletesOnEvent() {
@@ -374,14 +287,19 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 		if p.failed != nil {
 			return p // the index is gone: no sweep can be planned on it
 		}
-		for _, a := range s.sweepActions(ts, snap) {
+		actions, retained := f.sweep(snap, ts.cfg.Prune)
+		if ts.retained == nil {
+			ts.retained = map[Scope]int{}
+		}
+		ts.retained[snap.Scope] = retained
+		for _, a := range actions {
 			decideOne(a)
 		}
 	}
 	if p.failed != nil {
 		return p
 	}
-	p.refusal = s.verifyKustomize(ts)
+	p.refusal = f.verify()
 	return p
 }
 
@@ -453,71 +371,15 @@ func (s *branchState) refuseBatch(ts *targetState, target string, refusal error)
 	return &writeRefusal{target: target, err: refusal}
 }
 
-// sweepActions turns a snapshot into upserts of every listed object and, where the prune
-// mode allows, deletes of the scope's documents whose object is gone.
-func (s *branchState) sweepActions(ts *targetState, snap *Snapshot) []action {
-	var actions []action
-	listed := map[layout.Identity]bool{}
-	for _, obj := range snap.Objects {
-		listed[obj.ID] = true
-		if obj.Doc == nil {
-			continue // exists, but unreadable: its document stays as it is
-		}
-		actions = append(actions, action{op: OpUpsert, typ: snap.Type, id: obj.ID, doc: obj.Doc, changes: 1, seq: snap.seq})
-	}
-	retained := 0
-	known := ts.index.Identities()
-	if ts.kust != nil {
-		known = ts.kust.Identities(known)
-	}
-	for _, id := range known {
-		if !snap.Scope.contains(id) || listed[id] {
-			continue
-		}
-		if !ts.cfg.Prune.deletesOnSweep() {
-			retained++
-			continue
-		}
-		actions = append(actions, action{op: OpDelete, typ: snap.Type, id: id, sweep: true, seq: snap.seq})
-	}
-	if ts.retained == nil {
-		ts.retained = map[Scope]int{}
-	}
-	ts.retained[snap.Scope] = retained
-	return actions
-}
-
-// bootstrap adds the folder's README.md (and .sops.yaml when the target encrypts) when it
-// is missing (docs/layout.md#the-first-write).
-func (s *branchState) bootstrap(v *treeView, ts *targetState) error {
-	edits, err := layout.Bootstrap(v.read)
-	if err != nil {
-		return fmt.Errorf("bootstrap %s: %w", ts.cfg.Name, err)
-	}
-	if ts.cfg.SOPSRules != nil {
-		_, ok, err := v.read(sopsConfigName)
-		if err != nil {
-			return fmt.Errorf("bootstrap %s: %w", ts.cfg.Name, err)
-		}
-		if !ok {
-			edits = append(edits, layout.FileEdit{Path: sopsConfigName, Content: ts.cfg.SOPSRules})
-		}
-	}
-	return v.apply(edits, nil)
-}
-
-// sopsConfigName is the creation-rules file of SOPS, at the folder's root.
-const sopsConfigName = ".sops.yaml"
-
-// commit writes the view's edits as a commit on the local tip and advances the local tip.
-// It returns "" when the edits change nothing.
-func (s *branchState) commit(v *treeView, pw *pendingWrite) (string, error) {
+// commit writes a plan's changes as a commit on the local tip and advances the local tip.
+// It returns "" when they change nothing.
+func (s *branchState) commit(changes []gitrepo.Change, pw *pendingWrite) (string, error) {
 	now := time.Now()
 	author := pw.author
 	if author.Name == "" {
 		author = s.cfg.Committer
 	}
-	commit, err := s.repo.Commit(s.localTip, v.changes(), gitrepo.CommitSpec{
+	commit, err := s.repo.Commit(s.localTip, changes, gitrepo.CommitSpec{
 		Author:    gitrepo.Signature{Name: author.Name, Email: author.Email, When: now},
 		Committer: gitrepo.Signature{Name: s.cfg.Committer.Name, Email: s.cfg.Committer.Email, When: now},
 		Message:   pw.message,
@@ -536,23 +398,19 @@ func (s *branchState) commit(v *treeView, pw *pendingWrite) (string, error) {
 // replay re-applies a pending write's decided actions on the local tip
 // (docs/branch-worker.md#replay). Deletes are applied only while the target's prune mode
 // still allows them; nothing is re-swept.
-func (s *branchState) replay(pw *pendingWrite) (err error) {
+func (s *branchState) replay(pw *pendingWrite) error {
 	s.cfg.Metrics.Replay()
 	pw.commit, pw.applied = "", false
 	ts := s.targets[pw.target]
 	if ts == nil {
 		return fmt.Errorf("GitTarget %s was removed; its pending write is discarded", pw.target)
 	}
-	if err := s.ensureIndex(ts); err != nil {
+	f := ts.folder
+	if err := f.begin(s.localTip); err != nil {
 		return fmt.Errorf("GitTarget %s: %w", pw.target, err)
 	}
-	defer func() {
-		if err != nil {
-			ts.index = nil
-		}
-		ts.endPlan()
-	}()
-	v := newTreeView(s.repo, s.localTip, ts.prefix)
+	committed := false
+	defer func() { f.end(committed) }()
 	changed := false
 	for i, a := range pw.actions {
 		if a.op == OpDelete && ((a.sweep && !ts.cfg.Prune.deletesOnSweep()) || !ts.cfg.Prune.deletesOnEvent()) {
@@ -560,9 +418,9 @@ func (s *branchState) replay(pw *pendingWrite) (err error) {
 			pw.actions[i].changes, pw.actions[i].seq = 0, 0
 			continue
 		}
-		edits, err := s.applyAction(v, ts, a)
+		edits, err := f.act(a, ts.cfg.Placement)
 		changed = changed || len(edits) > 0
-		if err != nil && ts.index == nil {
+		if err != nil && f.broken() {
 			// The index could not follow the edit: the write is refused on this tip and its
 			// changes kept for a retry (rebuildOn), as for a refusal of the render.
 			return &writeRefusal{target: pw.target, err: err}
@@ -577,22 +435,22 @@ func (s *branchState) replay(pw *pendingWrite) (err error) {
 			pw.actions[i].changes, pw.actions[i].seq = 0, 0 // the kept change stands for it now
 		}
 	}
-	if err := s.refuseBatch(ts, pw.target, s.verifyKustomize(ts)); err != nil {
+	if err := s.refuseBatch(ts, pw.target, f.verify()); err != nil {
 		return err
 	}
 	if !changed {
 		// The new tip holds everything the write decided: nothing to commit, not even the
 		// bootstrap files a write would bring.
-		pw.applied = true
+		pw.applied, committed = true, true
 		return nil
 	}
-	if err := s.bootstrap(v, ts); err != nil {
-		return err
+	if err := f.bootstrap(ts.cfg.SOPSRules); err != nil {
+		return fmt.Errorf("bootstrap %s: %w", ts.cfg.Name, err)
 	}
-	commit, err := s.commit(v, pw)
+	commit, err := s.commit(f.changes(), pw)
 	if err != nil {
 		return err
 	}
-	pw.commit, pw.applied = commit, true
+	pw.commit, pw.applied, committed = commit, true, true
 	return nil
 }

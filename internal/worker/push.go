@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
-	"github.com/gitops-reverser/gitops-reverser/internal/layout"
 )
 
 // ensureReady fetches the branch once before anything is planned on it.
@@ -98,7 +97,7 @@ func (s *branchState) planClosed(ctx context.Context, now time.Time, recheck boo
 // hold records why a target's batch waits: a refused folder speaks for itself; anything
 // else is the target's held reason until a plan of it succeeds.
 func (s *branchState) hold(ts *targetState, err error) {
-	if ts.refused != nil {
+	if ts.folder.refused != nil {
 		s.cfg.Metrics.Refused("folder")
 		return
 	}
@@ -223,7 +222,7 @@ func (s *branchState) rebuildOn(tip string) error {
 		return err
 	}
 	for _, ts := range s.targets {
-		s.reindex(ts, tip, changed)
+		ts.folder.reindex(tip, changed)
 	}
 	s.localTip, s.remoteTip = tip, tip
 	kept := s.pending[:0]
@@ -249,27 +248,13 @@ func (s *branchState) rebuildOn(tip string) error {
 	s.pending = kept
 	s.forgetSupersededRetries()
 	for _, ts := range s.targets {
-		if folderChanged(ts, changed) {
+		if ts.folder.changedBy(changed) {
 			s.retryRefused(ts, time.Now())
 			// Plan the held batches on the new tip at the next tick, without fetching again.
 			s.replanHeld = s.replanHeld || ts.heldOrRefused()
 		}
 	}
 	return nil
-}
-
-// folderChanged reports whether any changed repository path lies in the target's folder
-// (for a kustomize folder, anywhere: a base outside it may have changed).
-func folderChanged(ts *targetState, changed []string) bool {
-	if ts.kustomized {
-		return len(changed) > 0
-	}
-	for _, p := range changed {
-		if _, ok := relativeTo(ts.prefix, p); ok {
-			return true
-		}
-	}
-	return false
 }
 
 // forgetSupersededRetries drops the kept changes that a later pending write of the same
@@ -284,43 +269,6 @@ func (s *branchState) forgetSupersededRetries() {
 			if c, ok := ts.retry[a.id]; ok && c.seq < pw.seq {
 				s.forgetKept(ts, a.id)
 			}
-		}
-	}
-}
-
-// reindex updates a target's index for the changed repository paths below its folder.
-func (s *branchState) reindex(ts *targetState, tip string, changed []string) {
-	if ts.index == nil {
-		return
-	}
-	if ts.kustomized {
-		ts.index = nil // a base outside the folder may have changed too: load it all again
-		return
-	}
-	for _, p := range changed {
-		if layout.IsKustomizationFile(p) {
-			ts.index = nil // the folder became a kustomization: load it with its render
-			return
-		}
-	}
-	for _, p := range changed {
-		rel, ok := relativeTo(ts.prefix, p)
-		if !ok {
-			continue
-		}
-		f, exists, err := s.repo.ReadEntry(tip, p)
-		if err != nil || (exists && f.Mode != gitrepo.ModeRegular && f.Mode != gitrepo.ModeExecutable) {
-			// A symlink or submodule: the full rebuild refuses it with a reason.
-			ts.index = nil
-			return
-		}
-		content := f.Content
-		if !exists {
-			content = nil
-		}
-		if err := ts.index.Update(rel, content); err != nil {
-			ts.index, ts.refused = nil, err
-			return
 		}
 	}
 }

@@ -4,31 +4,11 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/gitops-reverser/gitops-reverser/internal/layout"
 )
 
 // reduceTimeout bounds the question to the API server behind the Reducer, so that a slow
 // server delays a plan but never stalls the branch.
 const reduceTimeout = 20 * time.Second
-
-// renderOf returns what the folder makes of an object: its kustomize render when the
-// folder's render produces it, else its document in the folder; nil when it has none.
-func (s *branchState) renderOf(v *treeView, ts *targetState, id layout.Identity) []byte {
-	if ts.index == nil {
-		return nil
-	}
-	if ts.kust != nil {
-		if obj, ok := ts.kust.Lookup(id); ok {
-			return obj.Doc
-		}
-	}
-	doc, ok, err := layout.ReadDocument(ts.index, v.read, id)
-	if err != nil || !ok {
-		return nil
-	}
-	return doc
-}
 
 // reduce returns the document an upsert writes: when the object already has a render that
 // differs from the live document, the Reducer takes out the server defaults that the render

@@ -9,8 +9,9 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/go-logr/logr"
 	"sync"
+
+	"github.com/go-logr/logr"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/ownership"
 )

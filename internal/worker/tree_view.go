@@ -4,7 +4,6 @@ import (
 	"path"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
-	"github.com/gitops-reverser/gitops-reverser/internal/layout"
 )
 
 // treeView reads one target folder at a base commit with the edits of the plan being made
@@ -45,20 +44,12 @@ func (v *treeView) read(rel string) ([]byte, bool, error) {
 	return v.repo.ReadFile(v.base, v.full(rel))
 }
 
-// apply lays edits over the view and keeps the index in step with them.
-func (v *treeView) apply(edits []layout.FileEdit, ix *layout.Index) error {
-	for _, e := range edits {
-		if _, seen := v.edits[e.Path]; !seen {
-			v.order = append(v.order, e.Path)
-		}
-		v.edits[e.Path] = e.Content
-		if ix != nil {
-			if err := ix.Update(e.Path, e.Content); err != nil {
-				return err
-			}
-		}
+// set lays one edit over the view (nil content deletes the file).
+func (v *treeView) set(rel string, content []byte) {
+	if _, seen := v.edits[rel]; !seen {
+		v.order = append(v.order, rel)
 	}
-	return nil
+	v.edits[rel] = content
 }
 
 // changes returns the edits as repository changes.

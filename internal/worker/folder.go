@@ -1,0 +1,303 @@
+package worker
+
+import (
+	"fmt"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
+	"github.com/gitops-reverser/gitops-reverser/internal/kustomize"
+	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+)
+
+// folder is one GitTarget's folder on the local tip: the layout index of its files,
+// whether it holds a kustomization, and why it is refused; and, while a plan is made on it,
+// the plan's overlay of edits, its kustomize view and what it expects the render to become.
+// It is the only place that applies an edit to the index or drops it: an edit goes through
+// act, and a plan ends with end, which keeps the index only when it matches the new local
+// tip (docs/branch-worker.md#state).
+type folder struct {
+	repo   *gitrepo.Repo
+	prefix string // the folder in the repository; "" for the root
+
+	// index maps identities to files at the local tip; nil means load before the next plan.
+	index *layout.Index
+	// kustomized remembers that the folder holds a kustomization.
+	kustomized bool
+	// refused is set while the folder holds content the writer cannot understand.
+	refused error
+
+	plan *folderPlan // nil between plans
+}
+
+// folderPlan is one plan on a folder at a base commit.
+type folderPlan struct {
+	view *treeView
+	// kust is the folder's kustomize view; nil when it holds no kustomization. It follows
+	// the plan's edits, so it lives only as long as the plan.
+	kust *kustomize.Folder
+	// expect maps the objects the plan edited through the render to their live documents
+	// (nil: deleted), for the verification render.
+	expect map[layout.Identity][]byte
+	// broken is set when the index could not follow an edit: the plan is unusable.
+	broken bool
+}
+
+func newFolder(repo *gitrepo.Repo, specPath string) *folder {
+	return &folder{repo: repo, prefix: folderPrefix(specPath)}
+}
+
+// begin starts a plan on base, the local tip, loading the index first when there is none.
+// A plan in progress is dropped.
+func (f *folder) begin(base string) error {
+	if f.plan != nil {
+		f.end(false)
+	}
+	var kz *kustomize.Folder
+	if f.index == nil {
+		ix, k, err := f.load(base)
+		if err != nil {
+			return err
+		}
+		f.index, kz = ix, k
+	}
+	f.plan = &folderPlan{view: newTreeView(f.repo, base, f.prefix), kust: kz}
+	return nil
+}
+
+// restart drops the plan and its effect on the index and begins again on base.
+func (f *folder) restart(base string) error {
+	f.end(false)
+	return f.begin(base)
+}
+
+// end closes the plan. The index, moved along the plan's edits, is kept only when kept is
+// set (the edits were committed, or there were none) and nothing broke it; a kustomized
+// folder is loaded again with its render for every plan.
+func (f *folder) end(kept bool) {
+	p := f.plan
+	f.plan = nil
+	if p == nil {
+		return
+	}
+	if p.broken || p.kust != nil || (!kept && len(p.view.order) > 0) {
+		f.index = nil
+	}
+}
+
+// invalidate drops the index: the next plan loads it from its base.
+func (f *folder) invalidate() { f.index = nil }
+
+// load reads the folder at base into an index, with its kustomize view when it holds a
+// kustomization. Content the writer cannot understand refuses the folder.
+func (f *folder) load(base string) (*layout.Index, *kustomize.Folder, error) {
+	files, err := f.repo.ReadFiles(base, f.prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	lf := make([]layout.File, len(files))
+	for i, file := range files {
+		lf[i] = layout.File{Path: file.Path, Content: file.Content, Mode: layoutMode(file.Mode)}
+	}
+	kz, err := f.loadKustomize(base, files)
+	if err != nil {
+		if _, unsupported := err.(*layout.UnsupportedContentError); unsupported {
+			f.refused = err
+		}
+		return nil, nil, err
+	}
+	var context []string
+	if kz != nil {
+		context = kz.ContextFiles()
+	}
+	ix, err := layout.BuildIndexWithContext(lf, context)
+	if err != nil {
+		f.refused = err
+		return nil, nil, err
+	}
+	if kz != nil {
+		ix.SetRenderRoots(kz.Roots())
+	}
+	f.refused, f.kustomized = nil, kz != nil
+	return ix, kz, nil
+}
+
+// act runs one action of the plan through the layout (or the render, for an object the
+// folder's kustomization produces) and lays its edits over the plan's view.
+func (f *folder) act(a action, placement layout.Placement) ([]layout.FileEdit, error) {
+	p := f.plan
+	if p == nil || p.broken {
+		return nil, fmt.Errorf("%s %s: the folder index was dropped by an earlier failure in this plan", a.op, a.id)
+	}
+	var edits []layout.FileEdit
+	var err error
+	handled := false
+	if p.kust != nil {
+		edits, handled, err = f.actRendered(a)
+	}
+	switch {
+	case handled:
+	case a.op == OpDelete:
+		edits, err = layout.Delete(f.index, p.view.read, a.id)
+	default:
+		edits, err = layout.Upsert(f.index, p.view.read, a.typ, a.doc, placement)
+	}
+	if err == nil {
+		err = f.noteRendered(a, edits)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", a.op, a.id, err)
+	}
+	if err := f.lay(edits, true); err != nil {
+		p.broken = true
+		return nil, fmt.Errorf("%s %s: %w", a.op, a.id, err)
+	}
+	return edits, nil
+}
+
+// broken reports a plan the index could not follow.
+func (f *folder) broken() bool { return f.plan != nil && f.plan.broken }
+
+// lay puts edits over the plan's view; indexed edits move the index along.
+func (f *folder) lay(edits []layout.FileEdit, indexed bool) error {
+	v := f.plan.view
+	for _, e := range edits {
+		v.set(e.Path, e.Content)
+		if indexed {
+			if err := f.index.Update(e.Path, e.Content); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// render returns what the folder makes of an object in the plan: its kustomize render
+// when the folder's render produces it, else its document; nil when it has none.
+func (f *folder) render(id layout.Identity) []byte {
+	p := f.plan
+	if p == nil || f.index == nil {
+		return nil
+	}
+	if p.kust != nil {
+		if obj, ok := p.kust.Lookup(id); ok {
+			return obj.Doc
+		}
+	}
+	doc, ok, err := layout.ReadDocument(f.index, p.view.read, id)
+	if err != nil || !ok {
+		return nil
+	}
+	return doc
+}
+
+// sweep turns a snapshot into upserts of every listed object and, where the prune mode
+// allows, deletes of the scope's documents whose object is gone; retained counts the
+// documents the mode keeps.
+func (f *folder) sweep(snap *Snapshot, prune PruneMode) (actions []action, retained int) {
+	listed := map[layout.Identity]bool{}
+	for _, obj := range snap.Objects {
+		listed[obj.ID] = true
+		if obj.Doc == nil {
+			continue // exists, but unreadable: its document stays as it is
+		}
+		actions = append(actions, action{op: OpUpsert, typ: snap.Type, id: obj.ID, doc: obj.Doc, changes: 1, seq: snap.seq})
+	}
+	known := f.index.Identities()
+	if f.plan.kust != nil {
+		known = f.plan.kust.Identities(known)
+	}
+	for _, id := range known {
+		if !snap.Scope.contains(id) || listed[id] {
+			continue
+		}
+		if !prune.deletesOnSweep() {
+			retained++
+			continue
+		}
+		actions = append(actions, action{op: OpDelete, typ: snap.Type, id: id, sweep: true, seq: snap.seq})
+	}
+	return actions, retained
+}
+
+// bootstrap adds the folder's README.md (and .sops.yaml with sopsRules, when set) when it
+// is missing (docs/layout.md#the-first-write).
+func (f *folder) bootstrap(sopsRules []byte) error {
+	read := f.plan.view.read
+	edits, err := layout.Bootstrap(read)
+	if err != nil {
+		return err
+	}
+	if sopsRules != nil {
+		_, ok, err := read(sopsConfigName)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			edits = append(edits, layout.FileEdit{Path: sopsConfigName, Content: sopsRules})
+		}
+	}
+	return f.lay(edits, false)
+}
+
+// sopsConfigName is the creation-rules file of SOPS, at the folder's root.
+const sopsConfigName = ".sops.yaml"
+
+// changes returns the plan's edits as repository changes.
+func (f *folder) changes() []gitrepo.Change { return f.plan.view.changes() }
+
+// edited reports whether the plan laid any edit.
+func (f *folder) edited() bool { return f.plan != nil && len(f.plan.view.order) > 0 }
+
+// path is the repository path of a file of the folder.
+func (f *folder) path(rel string) string { return f.plan.view.full(rel) }
+
+// reindex moves the index to a newly fetched tip, following the changed repository paths
+// below the folder; what it cannot follow drops the index, loaded again before the next
+// plan.
+func (f *folder) reindex(tip string, changed []string) {
+	if f.index == nil {
+		return
+	}
+	if f.kustomized {
+		f.invalidate() // a base outside the folder may have changed too: load it all again
+		return
+	}
+	for _, p := range changed {
+		if layout.IsKustomizationFile(p) {
+			f.invalidate() // the folder became a kustomization: load it with its render
+			return
+		}
+	}
+	for _, p := range changed {
+		rel, ok := relativeTo(f.prefix, p)
+		if !ok {
+			continue
+		}
+		file, exists, err := f.repo.ReadEntry(tip, p)
+		if err != nil || (exists && file.Mode != gitrepo.ModeRegular && file.Mode != gitrepo.ModeExecutable) {
+			f.invalidate() // a symlink or submodule: the full load refuses it with a reason
+			return
+		}
+		content := file.Content
+		if !exists {
+			content = nil
+		}
+		if err := f.index.Update(rel, content); err != nil {
+			f.index, f.refused = nil, err
+			return
+		}
+	}
+}
+
+// changedBy reports whether any changed repository path lies in the folder (for a
+// kustomize folder, anywhere: a base outside it may have changed).
+func (f *folder) changedBy(changed []string) bool {
+	if f.kustomized {
+		return len(changed) > 0
+	}
+	for _, p := range changed {
+		if _, ok := relativeTo(f.prefix, p); ok {
+			return true
+		}
+	}
+	return false
+}
