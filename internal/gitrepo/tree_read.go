@@ -7,28 +7,11 @@ import (
 	"path"
 	"sort"
 
+	"github.com/gitops-reverser/gitops-reverser/internal/tree"
 	"github.com/go-git/go-git/v6/plumbing"
 	"github.com/go-git/go-git/v6/plumbing/filemode"
 	"github.com/go-git/go-git/v6/plumbing/object"
 )
-
-// FileMode is the kind of a tree entry.
-type FileMode int
-
-// Kinds of tree entries.
-const (
-	ModeRegular FileMode = iota
-	ModeExecutable
-	ModeSymlink
-	ModeSubmodule
-)
-
-// File is one file of a tree. Content is empty for symlinks and submodules.
-type File struct {
-	Path    string
-	Content []byte
-	Mode    FileMode
-}
 
 // rootTree returns the tree of a commit, or nil for the empty commit "".
 func (r *Repo) rootTree(commit string) (*object.Tree, error) {
@@ -63,7 +46,7 @@ func (r *Repo) subtree(root *object.Tree, dir string) (*object.Tree, error) {
 
 // ReadFiles returns every file below dir ("" = the whole tree) at a commit, with paths
 // relative to dir.
-func (r *Repo) ReadFiles(commit, dir string) ([]File, error) {
+func (r *Repo) ReadFiles(commit, dir string) ([]tree.File, error) {
 	root, err := r.rootTree(commit)
 	if err != nil {
 		return nil, err
@@ -72,7 +55,7 @@ func (r *Repo) ReadFiles(commit, dir string) ([]File, error) {
 	if err != nil || t == nil {
 		return nil, err
 	}
-	var files []File
+	var files []tree.File
 	walker := object.NewTreeWalker(t, true, nil)
 	defer walker.Close()
 	for {
@@ -95,24 +78,24 @@ func (r *Repo) ReadFiles(commit, dir string) ([]File, error) {
 	return files, nil
 }
 
-func (r *Repo) fileOf(name string, entry object.TreeEntry) (File, bool, error) {
+func (r *Repo) fileOf(name string, entry object.TreeEntry) (tree.File, bool, error) {
 	switch entry.Mode {
 	case filemode.Dir:
-		return File{}, false, nil
+		return tree.File{}, false, nil
 	case filemode.Symlink:
-		return File{Path: name, Mode: ModeSymlink}, true, nil
+		return tree.File{Path: name, Mode: tree.ModeSymlink}, true, nil
 	case filemode.Submodule:
-		return File{Path: name, Mode: ModeSubmodule}, true, nil
+		return tree.File{Path: name, Mode: tree.ModeSubmodule}, true, nil
 	}
 	content, err := r.blob(entry.Hash)
 	if err != nil {
-		return File{}, false, fmt.Errorf("read %s: %w", name, err)
+		return tree.File{}, false, fmt.Errorf("read %s: %w", name, err)
 	}
-	mode := ModeRegular
+	mode := tree.ModeRegular
 	if entry.Mode == filemode.Executable {
-		mode = ModeExecutable
+		mode = tree.ModeExecutable
 	}
-	return File{Path: name, Content: content, Mode: mode}, true, nil
+	return tree.File{Path: name, Content: content, Mode: mode}, true, nil
 }
 
 func (r *Repo) blob(h plumbing.Hash) ([]byte, error) {
@@ -132,7 +115,7 @@ func (r *Repo) blob(h plumbing.Hash) ([]byte, error) {
 // not exist (or is a folder, symlink or submodule: see ReadEntry).
 func (r *Repo) ReadFile(commit, file string) (content []byte, ok bool, err error) {
 	f, ok, err := r.ReadEntry(commit, file)
-	if err != nil || !ok || (f.Mode != ModeRegular && f.Mode != ModeExecutable) {
+	if err != nil || !ok || (f.Mode != tree.ModeRegular && f.Mode != tree.ModeExecutable) {
 		return nil, false, err
 	}
 	return f.Content, true, nil
@@ -140,22 +123,22 @@ func (r *Repo) ReadFile(commit, file string) (content []byte, ok bool, err error
 
 // ReadEntry returns one tree entry at a commit with its mode; ok is false when no file
 // has that path.
-func (r *Repo) ReadEntry(commit, file string) (File, bool, error) {
+func (r *Repo) ReadEntry(commit, file string) (tree.File, bool, error) {
 	root, err := r.rootTree(commit)
 	if err != nil || root == nil {
-		return File{}, false, err
+		return tree.File{}, false, err
 	}
 	entry, err := root.FindEntry(file)
 	// A path below a file ("a.yaml/b") finds a blob where a tree should be: not found.
 	if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, plumbing.ErrObjectNotFound) {
-		return File{}, false, nil
+		return tree.File{}, false, nil
 	}
 	if err != nil {
-		return File{}, false, fmt.Errorf("find %s: %w", file, err)
+		return tree.File{}, false, fmt.Errorf("find %s: %w", file, err)
 	}
 	f, ok, err := r.fileOf(file, *entry)
 	if err != nil {
-		return File{}, false, err
+		return tree.File{}, false, err
 	}
 	return f, ok, nil
 }

@@ -3,6 +3,8 @@ package kustomize
 import (
 	"path"
 	"strings"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/tree"
 )
 
 // Files reads a repository at one commit. Paths are slash-separated, clean and relative
@@ -38,23 +40,17 @@ func repoJoin(dir, rel string) (string, bool) {
 
 // inFolder reports whether a repository path lies in the folder prefix ("" = the root).
 func inFolder(prefix, p string) bool {
-	return prefix == "" || p == prefix || strings.HasPrefix(p, prefix+"/")
+	_, in := tree.Rel(prefix, p)
+	return in || p == prefix
 }
 
-// relTo returns a repository path relative to the folder prefix.
+// relTo returns a repository path in the folder prefix relative to it (the folder itself
+// is "").
 func relTo(prefix, p string) string {
-	if prefix == "" {
-		return p
-	}
-	return strings.TrimPrefix(strings.TrimPrefix(p, prefix), "/")
-}
-
-// fullPath returns the repository path of a path relative to the folder prefix.
-func fullPath(prefix, rel string) string {
-	if prefix == "" {
+	if rel, ok := tree.Rel(prefix, p); ok {
 		return rel
 	}
-	return prefix + "/" + rel
+	return strings.TrimPrefix(p, prefix)
 }
 
 // isRemote reports a resources entry kustomize would fetch over the network.

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+	"github.com/gitops-reverser/gitops-reverser/internal/tree"
 )
 
 // Folder is the kustomize view of one target folder: its render roots, what they render,
@@ -43,7 +44,7 @@ func Load(files Files, prefix string, folderPaths []string) (*Folder, error) {
 	var inFolder []string
 	for _, rel := range folderPaths {
 		if layout.IsKustomizationFile(rel) {
-			inFolder = append(inFolder, fullPath(prefix, rel))
+			inFolder = append(inFolder, tree.Join(prefix, rel))
 		}
 	}
 	if len(inFolder) == 0 {

@@ -10,6 +10,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+	"github.com/gitops-reverser/gitops-reverser/internal/tree"
 )
 
 // Shared fixtures of the package's unit tests. A repository is a map from a slash path to
@@ -64,8 +65,8 @@ func loadFolder(t *testing.T, files map[string]string, prefix string) *Folder {
 func loadWithFile(t *testing.T, dir, kustomization, name, content string) *Folder {
 	t.Helper()
 	return loadFolder(t, map[string]string{
-		fullPath(dir, "kustomization.yaml"): kustomization,
-		fullPath(dir, name):                 content,
+		tree.Join(dir, "kustomization.yaml"): kustomization,
+		tree.Join(dir, name):                 content,
 	}, dir)
 }
 
@@ -300,7 +301,7 @@ func writeEdits(t *testing.T, f *Folder, w Write) []layout.FileEdit {
 		if w.Delete {
 			doc = nil
 		}
-		current := f.files[fullPath(f.prefix, w.Source)]
+		current := f.files[tree.Join(f.prefix, w.Source)]
 		edits = append(edits, layout.FileEdit{Path: w.Source, Content: replaceDocument(t, current, w.SourceID, doc)})
 	}
 	return append(edits, w.Edits...)

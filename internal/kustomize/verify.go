@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+	"github.com/gitops-reverser/gitops-reverser/internal/tree"
 )
 
 // Apply lays file edits (relative to the folder, nil content = deleted) over the folder's
@@ -12,7 +13,7 @@ import (
 func (f *Folder) Apply(edits []layout.FileEdit) error {
 	for _, e := range edits {
 		f.stale = true
-		p := fullPath(f.prefix, e.Path)
+		p := tree.Join(f.prefix, e.Path)
 		if e.Content == nil {
 			delete(f.files, p)
 			continue

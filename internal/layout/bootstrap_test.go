@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/tree"
 )
 
 func TestBootstrap(t *testing.T) {
@@ -21,7 +23,7 @@ func TestBootstrap(t *testing.T) {
 		}
 	}
 	// The README must not refuse the folder it is written to.
-	if _, err := BuildIndex([]File{{Path: "README.md", Content: edits[0].Content}}); err != nil {
+	if _, err := BuildIndex([]tree.File{{Path: "README.md", Content: edits[0].Content}}); err != nil {
 		t.Errorf("BuildIndex with the README: %v", err)
 	}
 

@@ -5,30 +5,6 @@ import (
 	"strings"
 )
 
-// FileMode is the Git mode of a file in the folder.
-type FileMode int
-
-const (
-	// ModeRegular is a plain file.
-	ModeRegular FileMode = iota
-	// ModeExecutable is a plain file with the executable bit.
-	ModeExecutable
-	// ModeSymlink is a symbolic link.
-	ModeSymlink
-	// ModeSubmodule is a Git submodule (gitlink).
-	ModeSubmodule
-)
-
-// File is one file of the target folder as given to BuildIndex.
-type File struct {
-	// Path is relative to the target folder.
-	Path string
-	// Content is the file's bytes.
-	Content []byte
-	// Mode is the file's Git mode.
-	Mode FileMode
-}
-
 // FileEdit is a change to one file of the folder. Content nil means delete the file.
 type FileEdit struct {
 	// Path is relative to the target folder.

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/tree"
 )
 
 // folder is an in-memory target folder: path -> content.
@@ -18,10 +20,10 @@ func (f folder) read(p string) ([]byte, bool, error) {
 	return []byte(c), true, nil
 }
 
-func (f folder) files() []File {
-	var fs []File
+func (f folder) files() []tree.File {
+	var fs []tree.File
 	for p, c := range f {
-		fs = append(fs, File{Path: p, Content: []byte(c)})
+		fs = append(fs, tree.File{Path: p, Content: []byte(c)})
 	}
 	return fs
 }

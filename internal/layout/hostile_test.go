@@ -3,6 +3,8 @@ package layout
 import (
 	"strings"
 	"testing"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/tree"
 )
 
 // hostileInputs are texts meant to break a parser or a splitter.
@@ -73,8 +75,8 @@ func FuzzBuildIndex(f *testing.F) {
 		if got := string(splitDocuments(content).join()); got != content {
 			t.Fatalf("split and join changed the content: %q -> %q", content, got)
 		}
-		_, _ = BuildIndex([]File{{Path: "a.yaml", Content: []byte(content)}})
-		_, _ = BuildIndex([]File{{Path: "kustomization.yaml", Content: []byte(content)}})
+		_, _ = BuildIndex([]tree.File{{Path: "a.yaml", Content: []byte(content)}})
+		_, _ = BuildIndex([]tree.File{{Path: "kustomization.yaml", Content: []byte(content)}})
 	})
 }
 

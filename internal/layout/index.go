@@ -3,6 +3,8 @@ package layout
 import (
 	"fmt"
 	"sort"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/tree"
 )
 
 // Location of a document: file path and index of the document within the file
@@ -35,14 +37,14 @@ type fileEntry struct {
 
 // BuildIndex indexes every file under the target folder. It refuses the folder
 // with an *UnsupportedContentError when a file cannot be understood.
-func BuildIndex(files []File) (*Index, error) {
+func BuildIndex(files []tree.File) (*Index, error) {
 	return BuildIndexWithContext(files, nil)
 }
 
 // BuildIndexWithContext is BuildIndex for a kustomize folder: the context files (patch
 // files, relative to the folder) are kustomize input, not object documents.
-func BuildIndexWithContext(files []File, context []string) (*Index, error) {
-	sorted := make([]File, len(files))
+func BuildIndexWithContext(files []tree.File, context []string) (*Index, error) {
+	sorted := make([]tree.File, len(files))
 	copy(sorted, files)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
 
@@ -171,11 +173,11 @@ func (ix *Index) remove(p string) {
 }
 
 // checkMode refuses links and submodules.
-func checkMode(f File) error {
+func checkMode(f tree.File) error {
 	switch f.Mode {
-	case ModeSymlink:
+	case tree.ModeSymlink:
 		return &UnsupportedContentError{Path: f.Path, Reason: "is a symbolic link; replace it with a regular file or remove it"}
-	case ModeSubmodule:
+	case tree.ModeSubmodule:
 		return &UnsupportedContentError{Path: f.Path, Reason: "is a Git submodule; remove it from the folder"}
 	}
 	return nil

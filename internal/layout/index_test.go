@@ -3,6 +3,8 @@ package layout
 import (
 	"errors"
 	"testing"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/tree"
 )
 
 func TestIdentityString(t *testing.T) {
@@ -120,7 +122,7 @@ func TestBuildIndexSkipsPlainFilesAndKustomizations(t *testing.T) {
 	files := f.files()
 	for i := range files {
 		if files[i].Path == "executable.yaml" {
-			files[i].Mode = ModeExecutable
+			files[i].Mode = tree.ModeExecutable
 		}
 	}
 	ix, err := BuildIndex(files)

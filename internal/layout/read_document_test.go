@@ -1,6 +1,10 @@
 package layout
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/tree"
+)
 
 func TestReadDocumentReturnsTheSourceTextOfOneDocumentOfAMultiDocumentFile(t *testing.T) {
 	files := map[string]string{
@@ -10,7 +14,7 @@ func TestReadDocumentReturnsTheSourceTextOfOneDocumentOfAMultiDocumentFile(t *te
 		c, ok := files[p]
 		return []byte(c), ok, nil
 	}
-	ix, err := BuildIndex([]File{{Path: "apps.yaml", Content: []byte(files["apps.yaml"])}})
+	ix, err := BuildIndex([]tree.File{{Path: "apps.yaml", Content: []byte(files["apps.yaml"])}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,57 +4,59 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/tree"
 )
 
 func TestBuildIndexRefusesUnsupportedContent(t *testing.T) {
 	tests := []struct {
 		name     string
-		files    []File
+		files    []tree.File
 		wantPath string
 		wantIn   []string // parts of the message
 	}{
-		{name: "non-YAML file", files: []File{{Path: "clusters/dev/notes.bin", Content: []byte{0, 1, 2}}},
+		{name: "non-YAML file", files: []tree.File{{Path: "clusters/dev/notes.bin", Content: []byte{0, 1, 2}}},
 			wantPath: "clusters/dev/notes.bin", wantIn: []string{"clusters/dev/notes.bin: not a YAML file; remove it or move it out of the folder"}},
-		{name: "json is not YAML here", files: []File{{Path: "cm.json", Content: []byte(`{}`)}},
+		{name: "json is not YAML here", files: []tree.File{{Path: "cm.json", Content: []byte(`{}`)}},
 			wantPath: "cm.json", wantIn: []string{"not a YAML file"}},
-		{name: "unknown dotfile", files: []File{{Path: ".gittargetignore", Content: []byte("x")}},
+		{name: "unknown dotfile", files: []tree.File{{Path: ".gittargetignore", Content: []byte("x")}},
 			wantPath: ".gittargetignore", wantIn: []string{"not a YAML file"}},
-		{name: "symlink", files: []File{{Path: "link.yaml", Content: []byte("target.yaml"), Mode: ModeSymlink}},
+		{name: "symlink", files: []tree.File{{Path: "link.yaml", Content: []byte("target.yaml"), Mode: tree.ModeSymlink}},
 			wantPath: "link.yaml", wantIn: []string{"symbolic link"}},
-		{name: "symlink with an accepted name", files: []File{{Path: "README.md", Content: []byte("x"), Mode: ModeSymlink}},
+		{name: "symlink with an accepted name", files: []tree.File{{Path: "README.md", Content: []byte("x"), Mode: tree.ModeSymlink}},
 			wantPath: "README.md", wantIn: []string{"symbolic link"}},
-		{name: "submodule", files: []File{{Path: "vendor/lib", Mode: ModeSubmodule}},
+		{name: "submodule", files: []tree.File{{Path: "vendor/lib", Mode: tree.ModeSubmodule}},
 			wantPath: "vendor/lib", wantIn: []string{"submodule"}},
-		{name: "invalid YAML", files: []File{{Path: "a.yaml", Content: []byte(configMap("ns", "a", "1") + "---\n\n\nkey: [unclosed\n")}},
+		{name: "invalid YAML", files: []tree.File{{Path: "a.yaml", Content: []byte(configMap("ns", "a", "1") + "---\n\n\nkey: [unclosed\n")}},
 			wantPath: "a.yaml", wantIn: []string{"invalid YAML in the document at line 11: ", "did not find expected ',' or ']'; fix the syntax"}},
-		{name: "tab indentation", files: []File{{Path: "a.yml", Content: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: a\n")}},
+		{name: "tab indentation", files: []tree.File{{Path: "a.yml", Content: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: a\n")}},
 			wantPath: "a.yml", wantIn: []string{"invalid YAML"}},
-		{name: "duplicate key", files: []File{{Path: "a.yaml", Content: []byte(configMap("ns", "a", "1") + "kind: Secret\n")}},
+		{name: "duplicate key", files: []tree.File{{Path: "a.yaml", Content: []byte(configMap("ns", "a", "1") + "kind: Secret\n")}},
 			wantPath: "a.yaml", wantIn: []string{`invalid YAML in the document at line 1: unmarshal errors: line 8: mapping key "kind" already defined at line 2; fix the syntax`}},
-		{name: "document after an end marker", files: []File{{Path: "a.yaml", Content: []byte(configMap("ns", "a", "1") + "...\n" + configMap("ns", "b", "1"))}},
+		{name: "document after an end marker", files: []tree.File{{Path: "a.yaml", Content: []byte(configMap("ns", "a", "1") + "...\n" + configMap("ns", "b", "1"))}},
 			wantPath: "a.yaml", wantIn: []string{"invalid YAML"}},
-		{name: "document on the separator line", files: []File{{Path: "a.yaml", Content: []byte(configMap("ns", "a", "1") + "--- {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}\n")}},
+		{name: "document on the separator line", files: []tree.File{{Path: "a.yaml", Content: []byte(configMap("ns", "a", "1") + "--- {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}\n")}},
 			wantPath: "a.yaml", wantIn: []string{"separator"}},
-		{name: "not an object: plain mapping", files: []File{{Path: "values.yaml", Content: []byte("replicas: 3\n")}},
+		{name: "not an object: plain mapping", files: []tree.File{{Path: "values.yaml", Content: []byte("replicas: 3\n")}},
 			wantPath: "values.yaml", wantIn: []string{"not a Kubernetes object", "apiVersion, kind and metadata.name"}},
-		{name: "not an object: list", files: []File{{Path: "a.yaml", Content: []byte("- a\n- b\n")}},
+		{name: "not an object: list", files: []tree.File{{Path: "a.yaml", Content: []byte("- a\n- b\n")}},
 			wantPath: "a.yaml", wantIn: []string{"not a Kubernetes object"}},
-		{name: "not an object: scalar", files: []File{{Path: "a.yaml", Content: []byte("hello\n")}},
+		{name: "not an object: scalar", files: []tree.File{{Path: "a.yaml", Content: []byte("hello\n")}},
 			wantPath: "a.yaml", wantIn: []string{"not a Kubernetes object"}},
-		{name: "not an object: no name", files: []File{{Path: "a.yaml", Content: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  generateName: x-\n")}},
+		{name: "not an object: no name", files: []tree.File{{Path: "a.yaml", Content: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  generateName: x-\n")}},
 			wantPath: "a.yaml", wantIn: []string{"not a Kubernetes object"}},
-		{name: "second document not an object", files: []File{{Path: "a.yaml", Content: []byte(configMap("ns", "a", "1") + "---\n# note\nfoo: bar\n")}},
+		{name: "second document not an object", files: []tree.File{{Path: "a.yaml", Content: []byte(configMap("ns", "a", "1") + "---\n# note\nfoo: bar\n")}},
 			wantPath: "a.yaml", wantIn: []string{"line 10", "not a Kubernetes object"}},
-		{name: "duplicate across files", files: []File{
+		{name: "duplicate across files", files: []tree.File{
 			{Path: "b/cm.yaml", Content: []byte(configMap("ns", "a", "1"))},
 			{Path: "a/cm.yaml", Content: []byte(configMap("ns", "a", "2"))},
 		}, wantPath: "b/cm.yaml", wantIn: []string{"b/cm.yaml", "core/ConfigMap ns/a", "also defined in a/cm.yaml"}},
-		{name: "duplicate in one file", files: []File{{Path: "a.yaml", Content: []byte(configMap("ns", "a", "1") + "---\n" + configMap("ns", "a", "2"))}},
+		{name: "duplicate in one file", files: []tree.File{{Path: "a.yaml", Content: []byte(configMap("ns", "a", "1") + "---\n" + configMap("ns", "a", "2"))}},
 			wantPath: "a.yaml", wantIn: []string{"core/ConfigMap ns/a", "defined twice"}},
-		{name: "refusal among good files", files: []File{
+		{name: "refusal among good files", files: []tree.File{
 			{Path: "README.md", Content: []byte("x")},
 			{Path: "ok.yaml", Content: []byte(configMap("ns", "a", "1"))},
-			{Path: "z/script.sh", Content: []byte("#!/bin/sh\n"), Mode: ModeExecutable},
+			{Path: "z/script.sh", Content: []byte("#!/bin/sh\n"), Mode: tree.ModeExecutable},
 		}, wantPath: "z/script.sh", wantIn: []string{"not a YAML file"}},
 	}
 	for _, tt := range tests {
@@ -78,7 +80,7 @@ func TestBuildIndexRefusesUnsupportedContent(t *testing.T) {
 
 func TestBuildIndexAcceptsEmptyDocuments(t *testing.T) {
 	for _, content := range []string{"", "---\n", "---", "# just a comment\n", "\n\n", "...\n", "---\n...\n---\n", "%YAML 1.2\n---\n"} {
-		ix, err := BuildIndex([]File{{Path: "a.yaml", Content: []byte(content)}})
+		ix, err := BuildIndex([]tree.File{{Path: "a.yaml", Content: []byte(content)}})
 		if err != nil || ix.Len() != 0 {
 			t.Errorf("%q: err %v", content, err)
 		}

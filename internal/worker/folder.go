@@ -6,6 +6,7 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
 	"github.com/gitops-reverser/gitops-reverser/internal/kustomize"
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+	"github.com/gitops-reverser/gitops-reverser/internal/tree"
 )
 
 // folder is one GitTarget's folder on the local tip: the layout index of its files,
@@ -42,7 +43,7 @@ type folderPlan struct {
 }
 
 func newFolder(repo *gitrepo.Repo, specPath string) *folder {
-	return &folder{repo: repo, prefix: folderPrefix(specPath)}
+	return &folder{repo: repo, prefix: tree.Folder(specPath)}
 }
 
 // begin starts a plan on base, the local tip, loading the index first when there is none.
@@ -93,10 +94,6 @@ func (f *folder) load(base string) (*layout.Index, *kustomize.Folder, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	lf := make([]layout.File, len(files))
-	for i, file := range files {
-		lf[i] = layout.File{Path: file.Path, Content: file.Content, Mode: layoutMode(file.Mode)}
-	}
 	kz, err := f.loadKustomize(base, files)
 	if err != nil {
 		if _, unsupported := err.(*layout.UnsupportedContentError); unsupported {
@@ -108,7 +105,7 @@ func (f *folder) load(base string) (*layout.Index, *kustomize.Folder, error) {
 	if kz != nil {
 		context = kz.ContextFiles()
 	}
-	ix, err := layout.BuildIndexWithContext(lf, context)
+	ix, err := layout.BuildIndexWithContext(files, context)
 	if err != nil {
 		f.refused = err
 		return nil, nil, err
@@ -248,7 +245,7 @@ func (f *folder) changes() []gitrepo.Change { return f.plan.view.changes() }
 func (f *folder) edited() bool { return f.plan != nil && len(f.plan.view.order) > 0 }
 
 // path is the repository path of a file of the folder.
-func (f *folder) path(rel string) string { return f.plan.view.full(rel) }
+func (f *folder) path(rel string) string { return tree.Join(f.prefix, rel) }
 
 // reindex moves the index to a newly fetched tip, following the changed repository paths
 // below the folder; what it cannot follow drops the index, loaded again before the next
@@ -268,12 +265,12 @@ func (f *folder) reindex(tip string, changed []string) {
 		}
 	}
 	for _, p := range changed {
-		rel, ok := relativeTo(f.prefix, p)
+		rel, ok := tree.Rel(f.prefix, p)
 		if !ok {
 			continue
 		}
 		file, exists, err := f.repo.ReadEntry(tip, p)
-		if err != nil || (exists && file.Mode != gitrepo.ModeRegular && file.Mode != gitrepo.ModeExecutable) {
+		if err != nil || (exists && file.Mode != tree.ModeRegular && file.Mode != tree.ModeExecutable) {
 			f.invalidate() // a symlink or submodule: the full load refuses it with a reason
 			return
 		}
@@ -295,7 +292,7 @@ func (f *folder) changedBy(changed []string) bool {
 		return len(changed) > 0
 	}
 	for _, p := range changed {
-		if _, ok := relativeTo(f.prefix, p); ok {
+		if _, ok := tree.Rel(f.prefix, p); ok {
 			return true
 		}
 	}

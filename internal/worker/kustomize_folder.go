@@ -8,6 +8,7 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
 	"github.com/gitops-reverser/gitops-reverser/internal/kustomize"
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+	"github.com/gitops-reverser/gitops-reverser/internal/tree"
 )
 
 // A target folder that holds a kustomization is written through its render
@@ -32,12 +33,12 @@ func (r repoFiles) ReadFile(p string) ([]byte, bool, error) {
 
 // loadKustomize reads the folder's kustomizations at base. A feature the writer does not
 // model refuses the folder as unsupported content (docs/kustomize.md#unsupported-features).
-func (f *folder) loadKustomize(base string, files []gitrepo.File) (*kustomize.Folder, error) {
+func (f *folder) loadKustomize(base string, files []tree.File) (*kustomize.Folder, error) {
 	paths := make([]string, len(files))
 	read := repoFiles{repo: f.repo, commit: base, folder: map[string][]byte{}}
 	for i, file := range files {
 		paths[i] = file.Path
-		if file.Mode == gitrepo.ModeRegular || file.Mode == gitrepo.ModeExecutable {
+		if file.Mode == tree.ModeRegular || file.Mode == tree.ModeExecutable {
 			read.folder[path.Join(f.prefix, file.Path)] = file.Content
 		}
 	}
@@ -45,7 +46,7 @@ func (f *folder) loadKustomize(base string, files []gitrepo.File) (*kustomize.Fo
 	var unsupported *kustomize.UnsupportedError
 	if errors.As(err, &unsupported) {
 		p := unsupported.Path
-		if rel, ok := relativeTo(f.prefix, p); ok {
+		if rel, ok := tree.Rel(f.prefix, p); ok {
 			p = rel
 		}
 		return nil, &layout.UnsupportedContentError{Path: p, Reason: unsupported.Reason()}

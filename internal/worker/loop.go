@@ -3,6 +3,8 @@ package worker
 import (
 	"context"
 	"time"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/tree"
 )
 
 // handle applies one message to the state.
@@ -104,7 +106,7 @@ func (s *branchState) setTarget(cfg TargetConfig, remove bool) {
 		s.forgetAwaiting(cfg.Name)
 		return
 	}
-	if ts, ok := s.targets[cfg.Name]; ok && ts.folder.prefix == folderPrefix(cfg.Path) {
+	if ts, ok := s.targets[cfg.Name]; ok && ts.folder.prefix == tree.Folder(cfg.Path) {
 		ts.cfg = cfg
 		return
 	}

@@ -81,21 +81,6 @@ type targetState struct {
 	journalDue bool
 }
 
-// layoutMode maps a tree entry's kind to the layout's; the two packages keep their own
-// types so that the layout stays free of Git.
-func layoutMode(m gitrepo.FileMode) layout.FileMode {
-	switch m {
-	case gitrepo.ModeExecutable:
-		return layout.ModeExecutable
-	case gitrepo.ModeSymlink:
-		return layout.ModeSymlink
-	case gitrepo.ModeSubmodule:
-		return layout.ModeSubmodule
-	default:
-		return layout.ModeRegular
-	}
-}
-
 // decide plans a batch once, on the local tip, and commits it. It returns nil when the
 // batch changes nothing: such a write is neither committed nor pushed
 // (docs/branch-worker.md#decide-once). A write the render refuses

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
@@ -271,13 +270,6 @@ func (s *branchState) forgetSupersededRetries() {
 			}
 		}
 	}
-}
-
-func relativeTo(prefix, p string) (string, bool) {
-	if prefix == "" {
-		return p, true
-	}
-	return strings.CutPrefix(p, prefix+"/")
 }
 
 func answer(waiters []chan SaveResult, r SaveResult) {

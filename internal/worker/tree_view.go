@@ -1,9 +1,8 @@
 package worker
 
 import (
-	"path"
-
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
+	"github.com/gitops-reverser/gitops-reverser/internal/tree"
 )
 
 // treeView reads one target folder at a base commit with the edits of the plan being made
@@ -20,28 +19,12 @@ func newTreeView(repo *gitrepo.Repo, base, prefix string) *treeView {
 	return &treeView{repo: repo, base: base, prefix: prefix, edits: map[string][]byte{}}
 }
 
-// folderPrefix turns a GitTarget's spec.path into the repository folder ("" for ".").
-func folderPrefix(specPath string) string {
-	p := path.Clean(specPath)
-	if p == "." || p == "/" {
-		return ""
-	}
-	return p
-}
-
-func (v *treeView) full(rel string) string {
-	if v.prefix == "" {
-		return rel
-	}
-	return v.prefix + "/" + rel
-}
-
 // read implements layout.ReadFile.
 func (v *treeView) read(rel string) ([]byte, bool, error) {
 	if content, edited := v.edits[rel]; edited {
 		return content, content != nil, nil
 	}
-	return v.repo.ReadFile(v.base, v.full(rel))
+	return v.repo.ReadFile(v.base, tree.Join(v.prefix, rel))
 }
 
 // set lays one edit over the view (nil content deletes the file).
@@ -57,7 +40,7 @@ func (v *treeView) changes() []gitrepo.Change {
 	out := make([]gitrepo.Change, 0, len(v.order))
 	for _, rel := range v.order {
 		content := v.edits[rel]
-		out = append(out, gitrepo.Change{Path: v.full(rel), Content: content, Delete: content == nil})
+		out = append(out, gitrepo.Change{Path: tree.Join(v.prefix, rel), Content: content, Delete: content == nil})
 	}
 	return out
 }
