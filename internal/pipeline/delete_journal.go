@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -190,7 +191,7 @@ func (s *JournalStore) load(ctx context.Context) ([]worker.JournalEntry, error) 
 
 // storeBackoff is the wait between attempts to reach the API server: 500ms doubling to 30s.
 func storeBackoff() wait.Backoff {
-	return wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Steps: 1 << 30, Cap: 30 * time.Second}
+	return wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Steps: math.MaxInt32, Cap: 30 * time.Second}
 }
 
 // sleepCtx waits d; false when ctx ended first.

@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/cache"
 )
@@ -260,6 +262,11 @@ func (c *Catalog) Start(ctx context.Context) error {
 	return nil
 }
 
+// newBackoff is the wait after a failed refresh: one second doubling up to the interval.
+func (c *Catalog) newBackoff() wait.Backoff {
+	return wait.Backoff{Duration: min(time.Second, c.interval), Factor: 2, Cap: c.interval, Steps: math.MaxInt32}
+}
+
 // NeedLeaderElection is false: every replica needs the catalog.
 func (c *Catalog) NeedLeaderElection() bool { return false }
 
@@ -267,16 +274,15 @@ func (c *Catalog) NeedLeaderElection() bool { return false }
 // or partial refresh it retries sooner, backing off from one second up to the interval.
 // Call Run once.
 func (c *Catalog) Run(ctx context.Context) {
-	var backoff time.Duration
+	backoff := c.newBackoff()
 	for {
-		wait := c.interval
+		next := c.interval
 		if c.refresh() {
-			backoff = 0
+			backoff = c.newBackoff()
 		} else {
-			backoff = min(max(2*backoff, time.Second), c.interval)
-			wait = backoff
+			next = backoff.Step()
 		}
-		t := time.NewTimer(wait)
+		t := time.NewTimer(next)
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"time"
@@ -16,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	apiwatch "k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 
@@ -107,7 +109,7 @@ func StartStream(ctx context.Context, cfg StreamConfig) *Stream {
 		msgs:  s.msgs,
 		subs:  map[string]Subscriber{},
 		cache: map[layout.Identity]Object{},
-		retry: cfg.RetryMin,
+		retry: newBackoff(cfg),
 	}
 	go func() {
 		defer close(s.done)
@@ -210,7 +212,7 @@ type streamState struct {
 	failures      int
 	expired       int
 
-	retry time.Duration
+	retry wait.Backoff
 }
 
 func (st *streamState) status() StreamStatus {
@@ -280,14 +282,18 @@ func (st *streamState) failed(err error) {
 		return
 	}
 	st.failures++
-	d := st.retry
-	st.retry = min(2*st.retry, st.cfg.RetryMax)
+	d := st.retry.Step()
 	st.cfg.Log.Info("watch attempt failed; retrying", "error", err.Error(), "after", d.String(), "snapshot", st.haveSnapshot)
 	st.wait(d)
 }
 
 // succeeded resets the back-off.
-func (st *streamState) succeeded() { st.retry = st.cfg.RetryMin }
+func (st *streamState) succeeded() { st.retry = newBackoff(st.cfg) }
+
+// newBackoff is the wait between failed attempts: RetryMin doubling up to RetryMax.
+func newBackoff(cfg StreamConfig) wait.Backoff {
+	return wait.Backoff{Duration: cfg.RetryMin, Factor: 2, Cap: cfg.RetryMax, Steps: math.MaxInt32}
+}
 
 // wait sleeps for d, answering messages meanwhile.
 func (st *streamState) wait(d time.Duration) {

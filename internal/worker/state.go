@@ -1,9 +1,11 @@
 package worker
 
 import (
+	"math"
 	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/ownership"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
 )
@@ -46,13 +48,15 @@ type branchState struct {
 	// retryAt is when a failed fetch or push may be tried again; failures counts them.
 	retryAt  time.Time
 	failures int
+	failWait wait.Backoff // the waits between failures, from the first
 	lastErr  error
 	pushes   int
 	// recheckAt is when a refused folder is looked at again (parked batches, unapplied
 	// writes); rechecks counts the looks. A refused folder is not a failure of the branch:
 	// it delays nothing but its own target's writes.
-	recheckAt time.Time
-	rechecks  int
+	recheckAt   time.Time
+	rechecks    int
+	recheckWait wait.Backoff
 	// replanHeld is set when a fetch brought a change of a held target's folder: the next
 	// tick plans its held batches without fetching again.
 	replanHeld bool
@@ -75,8 +79,11 @@ func (s *branchState) noteError(err error) {
 // RetryMax; a permanent failure (refused credentials, unknown host key) waits the maximum
 // at once, so that a wrong password never becomes a retry storm.
 func (s *branchState) backoff(now time.Time, err error) {
+	if s.failures == 0 {
+		s.failWait = s.cfg.newBackoff()
+	}
 	s.failures++
-	delay := s.cfg.retryDelay(s.failures)
+	delay := s.failWait.Step()
 	if remote, ok := err.(*gitrepo.RemoteError); ok && remote.Permanent() {
 		delay = s.cfg.RetryMax
 	}
@@ -87,19 +94,19 @@ func (s *branchState) backoff(now time.Time, err error) {
 // scheduleRecheck sets when held changes are looked at again: exponential from RetryMin to
 // RetryMax, as for failures.
 func (s *branchState) scheduleRecheck(now time.Time) {
+	if s.rechecks == 0 {
+		s.recheckWait = s.cfg.newBackoff()
+	}
 	s.rechecks++
-	s.recheckAt = now.Add(s.cfg.retryDelay(s.rechecks))
+	s.recheckAt = now.Add(s.recheckWait.Step())
 	s.cfg.Log.Info("held changes wait; looking again later", "branch", s.cfg.Branch, "at", s.recheckAt)
 }
 
-// retryDelay is the wait before the attempt-th retry: RetryMin doubled each time, at most
-// RetryMax.
-func (c *Config) retryDelay(attempt int) time.Duration {
-	delay := c.RetryMin << min(max(attempt-1, 0), 20)
-	if delay > c.RetryMax || delay <= 0 {
-		return c.RetryMax
-	}
-	return delay
+// newBackoff is the wait between attempts: RetryMin doubling up to RetryMax. Every retry
+// of the operator (branch workers, watch streams, the catalog, the journal's store) is a
+// wait.Backoff from k8s.io/apimachinery.
+func (c *Config) newBackoff() wait.Backoff {
+	return wait.Backoff{Duration: c.RetryMin, Factor: 2, Cap: c.RetryMax, Steps: math.MaxInt32}
 }
 
 func (s *branchState) recovered() {
