@@ -31,13 +31,30 @@ type DigestKeys struct {
 	key []byte
 }
 
-// Get returns the key, creating its Secret the first time.
+// Get returns the key, creating its Secret the first time. The lock guards the cached key
+// only: it is not held across the API calls (two first callers may both read; a second
+// create finds the first one's Secret).
 func (d *DigestKeys) Get(ctx context.Context) ([]byte, error) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.key != nil {
-		return d.key, nil
+	key := d.key
+	d.mu.Unlock()
+	if key != nil {
+		return key, nil
 	}
+	key, err := d.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.key == nil {
+		d.key = key
+	}
+	return d.key, nil
+}
+
+// load reads the key's Secret, creating it when there is none.
+func (d *DigestKeys) load(ctx context.Context) ([]byte, error) {
 	name := types.NamespacedName{Namespace: d.namespace, Name: digestKeySecret}
 	var s corev1.Secret
 	err := d.client.Get(ctx, name, &s)
@@ -50,7 +67,7 @@ func (d *DigestKeys) Get(ctx context.Context) ([]byte, error) {
 			Labels: map[string]string{"app.kubernetes.io/managed-by": "gitops-reverser"}},
 			Data: map[string][]byte{digestKeyField: key}}
 		err = d.client.Create(ctx, &s)
-		if apierrors.IsAlreadyExists(err) { // another replica was first
+		if apierrors.IsAlreadyExists(err) { // another replica, or another caller, was first
 			err = d.client.Get(ctx, name, &s)
 		}
 	}
@@ -61,6 +78,5 @@ func (d *DigestKeys) Get(ctx context.Context) ([]byte, error) {
 	if len(key) < secrets.MinDigestKeyLen {
 		return nil, fmt.Errorf("digest key Secret %s: key %q is shorter than %d bytes", name, digestKeyField, secrets.MinDigestKeyLen)
 	}
-	d.key = key
 	return key, nil
 }
