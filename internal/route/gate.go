@@ -193,10 +193,15 @@ func (g *gate) snapshot(ctx context.Context, key watch.StreamKey, fingerprint st
 	// for a retry when that fails, as within one.
 	g.supersede(key)
 	g.snaps = append(g.snaps, gathered{key: key, snaps: snaps})
+	awaited := false
 	if fp, ok := g.waiting[key]; ok && fp == fingerprint {
 		delete(g.waiting, key)
+		awaited = true
 	}
-	complete := len(g.waiting) == 0 && !g.retrying
+	// The last awaited snapshot ends a gathering, and hands over everything with it even
+	// when a retry is due (the retry is this flush); outside a gathering a due retry waits
+	// for its timer.
+	complete := len(g.waiting) == 0 && (!g.retrying || awaited)
 	g.mu.Unlock()
 	if complete {
 		return g.flush(ctx)
@@ -356,7 +361,9 @@ func (g *gate) stopTimer() {
 	}
 }
 
-// later keeps what is left and arms a retry, unless the target was detached meanwhile.
+// later keeps what is left and arms a retry, unless the target was detached meanwhile. An
+// open gathering keeps its own timer: the flush that ends it is the retry, and a retry
+// timer would hand over what it gathered before the rest of its snapshots arrived.
 func (g *gate) later(err error) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -364,7 +371,9 @@ func (g *gate) later(err error) error {
 		return err
 	}
 	g.retrying = true
-	g.arm(retryDelay)
+	if len(g.waiting) == 0 {
+		g.arm(retryDelay)
+	}
 	return err
 }
 

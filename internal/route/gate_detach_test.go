@@ -42,3 +42,41 @@ func TestALateOlderViewIsIgnored(t *testing.T) {
 		t.Fatalf("route %+v, detached %t after a late older view", gate.route, gate.detached)
 	}
 }
+
+// A hand-over that fails while a gathering is open (a flush begun before it, its worker
+// being replaced) does not cut the gathering short: no retry timer replaces the
+// gathering's, and the start's snapshots land together in one commit when the last one
+// arrives.
+func TestAFailedHandOverDoesNotCutAGatheringShort(t *testing.T) {
+	w, g := startWorker(t)
+	gate := gateTo(w)
+	cms := &sink{target: "team/live", sub: subscription(t, configMaps, "", "a"), fingerprint: "0/1", gate: gate}
+	svcs := &sink{target: "team/live", sub: subscription(t, services, "", "a"), fingerprint: "0/1", gate: gate}
+	gate.expect(map[watch.StreamKey]string{cms.sub.Key: "0/1", svcs.sub.Key: "0/1"})
+	gate.mu.Lock()
+	gathering := gate.round
+	gate.mu.Unlock()
+
+	_ = gate.later(errNoWorker)
+	gate.mu.Lock()
+	round := gate.round
+	gate.mu.Unlock()
+	if round != gathering {
+		t.Fatalf("the failed hand-over re-armed the gate (round %d, gathering %d): its retry would hand over a part of the gathering", round, gathering)
+	}
+
+	ctx := context.Background()
+	if err := cms.Snapshot(ctx, configMaps, []watch.Object{configMapWith("a", "x", "1")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svcs.Snapshot(ctx, services, []watch.Object{object("Service", "a", "web", nil)}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		files, err := g.ListFiles("mirror.git", "main")
+		return err == nil && len(files) >= 3
+	})
+	if log, err := g.Log("mirror.git", "main"); err != nil || len(log) != 1 {
+		t.Fatalf("the gathering landed in %d commits (%v), want one", len(log), err)
+	}
+}
