@@ -3,6 +3,9 @@
 package controller_test
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
 	"strings"
 	"testing"
 
@@ -33,9 +36,7 @@ func TestAnUnpushedDeleteSurvivesARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the delete in the journal", func() bool {
-		var cm corev1.ConfigMap
-		err := cp.Client.Get(ctxOf(t), keyOf("default", "gitops-reverser-deletes"), &cm)
-		return err == nil && strings.Contains(cm.Data["deletes.json"], `"namespace":"`+ns+`","name":"doomed"`)
+		return strings.Contains(journalText(t), `"namespace":"`+ns+`","name":"doomed"`)
 	})
 	op.stop(t)
 	if !r.has(doomed) {
@@ -46,8 +47,25 @@ func TestAnUnpushedDeleteSurvivesARestart(t *testing.T) {
 	startOperator(t, cp.Config, t.TempDir())
 	waitFor(t, "the delete to land after the restart", func() bool { return !r.has(doomed) })
 	waitFor(t, "the journal to forget it", func() bool {
-		var cm corev1.ConfigMap
-		err := cp.Client.Get(ctxOf(t), keyOf("default", "gitops-reverser-deletes"), &cm)
-		return err == nil && !strings.Contains(cm.Data["deletes.json"], `"name":"doomed"`)
+		text := journalText(t)
+		return text != "" && !strings.Contains(text, `"name":"doomed"`)
 	})
+}
+
+// journalText is the JSON of the journal of deletes as its ConfigMap holds it ("" when it
+// cannot be read).
+func journalText(t *testing.T) string {
+	var cm corev1.ConfigMap
+	if err := cp.Client.Get(ctxOf(t), keyOf("default", "gitops-reverser-deletes"), &cm); err != nil {
+		return ""
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(cm.BinaryData["deletes.json.gz"]))
+	if err != nil {
+		return ""
+	}
+	text, err := io.ReadAll(zr)
+	if err != nil {
+		return ""
+	}
+	return string(text)
 }

@@ -1,9 +1,12 @@
 package pipeline
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"time"
 
@@ -15,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
 )
@@ -25,9 +29,13 @@ import (
 // authors, never an object's content.
 const (
 	journalConfigMap = "gitops-reverser-deletes"
-	journalField     = "deletes.json"
+	// journalField holds the entries as gzip-compressed JSON.
+	journalField = "deletes.json.gz"
 	// journalCoalesce gathers the journal's changes into one write.
 	journalCoalesce = 250 * time.Millisecond
+	// maxJournalBytes keeps the ConfigMap well inside the API server's 1 MiB object limit:
+	// beyond it the oldest entries are left out of the persisted form (and logged).
+	maxJournalBytes = 900 << 10
 )
 
 // storedDelete is one entry of the journal as the ConfigMap holds it: a stable form of its
@@ -74,11 +82,11 @@ type JournalStore struct {
 // Run loads the journal, then writes it whenever it changes, until ctx ends. A failing API
 // server is retried with backoff; workers plan nothing until the journal is loaded.
 func (s *JournalStore) Run(ctx context.Context) {
-	entries, err := s.loadRetrying(ctx)
+	entries, exists, err := s.loadRetrying(ctx)
 	if err != nil {
 		return // ctx ended
 	}
-	s.Journal.Load(entries)
+	s.Journal.Load(entries, exists)
 	retry := storeBackoff()
 	for {
 		select {
@@ -108,13 +116,13 @@ func (s *JournalStore) Save(ctx context.Context) error {
 	if version == s.saved {
 		return nil
 	}
-	stored := make([]storedDelete, len(entries))
-	for i, e := range entries {
-		stored[i] = storedForm(e)
-	}
-	data, err := json.Marshal(stored)
+	data, left, err := encodeJournal(entries)
 	if err != nil {
 		return fmt.Errorf("journal of deletes: %w", err)
+	}
+	if left > 0 {
+		s.Log.Info("the journal of deletes does not fit its ConfigMap: its oldest entries are not kept across a restart",
+			"leftOut", left, "kept", len(entries)-left)
 	}
 	name := types.NamespacedName{Namespace: s.Namespace, Name: journalConfigMap}
 	var cm corev1.ConfigMap
@@ -123,13 +131,10 @@ func (s *JournalStore) Save(ctx context.Context) error {
 	case apierrors.IsNotFound(err):
 		cm = corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: journalConfigMap,
 			Labels: map[string]string{"app.kubernetes.io/managed-by": "gitops-reverser"}},
-			Data: map[string]string{journalField: string(data)}}
+			BinaryData: map[string][]byte{journalField: data}}
 		err = s.Writer.Create(ctx, &cm)
 	case err == nil:
-		if cm.Data == nil {
-			cm.Data = map[string]string{}
-		}
-		cm.Data[journalField] = string(data)
+		cm.Data, cm.BinaryData = nil, map[string][]byte{journalField: data}
 		err = s.Writer.Update(ctx, &cm) // a conflict is retried with the next Save
 	}
 	if err != nil {
@@ -140,20 +145,38 @@ func (s *JournalStore) Save(ctx context.Context) error {
 	return nil
 }
 
-// loadRetrying reads the persisted entries, retrying with backoff until the API server
-// answers or ctx ends.
-func (s *JournalStore) loadRetrying(ctx context.Context) ([]worker.JournalEntry, error) {
+// loadRetrying reads the persisted entries and the GitTargets that exist, retrying with
+// backoff until the API server answers or ctx ends.
+func (s *JournalStore) loadRetrying(ctx context.Context) ([]worker.JournalEntry, func(string) bool, error) {
 	retry := storeBackoff()
 	for {
 		entries, err := s.load(ctx)
+		var exists func(string) bool
 		if err == nil {
-			return entries, nil
+			exists, err = s.targets(ctx)
+		}
+		if err == nil {
+			return entries, exists, nil
 		}
 		s.Log.Error(err, "read the journal of deletes; retrying")
 		if !sleepCtx(ctx, retry.Step()) {
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 	}
+}
+
+// targets reports which GitTargets exist: the entries of one deleted while no operator
+// ran are dropped at load.
+func (s *JournalStore) targets(ctx context.Context) (func(string) bool, error) {
+	var list v1.GitTargetList
+	if err := s.Reader.List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("list GitTargets: %w", err)
+	}
+	names := make(map[string]bool, len(list.Items))
+	for _, t := range list.Items {
+		names[t.Namespace+"/"+t.Name] = true
+	}
+	return func(target string) bool { return names[target] }, nil
 }
 
 func (s *JournalStore) load(ctx context.Context) ([]worker.JournalEntry, error) {
@@ -166,15 +189,59 @@ func (s *JournalStore) load(ctx context.Context) ([]worker.JournalEntry, error) 
 	if err != nil {
 		return nil, fmt.Errorf("journal of deletes ConfigMap %s: %w", name, err)
 	}
-	var stored []storedDelete
-	raw := cm.Data[journalField]
-	if raw == "" {
+	raw := cm.BinaryData[journalField]
+	if len(raw) == 0 {
 		return nil, nil
 	}
-	if err := json.Unmarshal([]byte(raw), &stored); err != nil {
+	entries, err := decodeJournal(raw)
+	if err != nil {
 		// Not ours to repair by guessing: report it, and start with what is recorded from now.
-		s.Log.Error(err, "the journal of deletes does not parse; deletes it held are not replayed", "configMap", name.String())
+		s.Log.Error(err, "the journal of deletes does not parse; the deletes it held are not replayed", "configMap", name.String())
 		return nil, nil
+	}
+	return entries, nil
+}
+
+// encodeJournal is the persisted form of entries (oldest first): gzip-compressed JSON of
+// at most maxJournalBytes, leaving out the oldest entries that do not fit (left).
+func encodeJournal(entries []worker.JournalEntry) (data []byte, left int, err error) {
+	stored := make([]storedDelete, len(entries))
+	for i, e := range entries {
+		stored[i] = storedForm(e)
+	}
+	for {
+		data, err = gzipJSON(stored[left:])
+		if err != nil || len(data) <= maxJournalBytes || left == len(stored) {
+			return data, left, err
+		}
+		left += max((len(stored)-left)/8, 1)
+	}
+}
+
+func gzipJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if err := json.NewEncoder(zw).Encode(v); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// decodeJournal reads the persisted form, bounded: at most MaxJournalEntries entries (the
+// newest), and a decompressed size of at most maxJournalInflated, so that a ConfigMap
+// edited by hand cannot exhaust memory.
+func decodeJournal(raw []byte) ([]worker.JournalEntry, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	var stored []storedDelete
+	if err := json.NewDecoder(io.LimitReader(zr, maxJournalInflated)).Decode(&stored); err != nil {
+		return nil, err
 	}
 	if len(stored) > worker.MaxJournalEntries {
 		stored = stored[len(stored)-worker.MaxJournalEntries:]
@@ -188,6 +255,10 @@ func (s *JournalStore) load(ctx context.Context) ([]worker.JournalEntry, error) 
 	}
 	return entries, nil
 }
+
+// maxJournalInflated bounds the decompressed journal: MaxJournalEntries entries of the
+// longest names Kubernetes allows fit well inside it.
+const maxJournalInflated = 16 << 20
 
 // storeBackoff is the wait between attempts to reach the API server: 500ms doubling to 30s.
 func storeBackoff() wait.Backoff {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"golang.org/x/sync/singleflight"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,13 +28,14 @@ type DigestKeys struct {
 	client    client.Client
 	namespace string
 
-	mu  sync.Mutex
+	mu  sync.Mutex // guards key
 	key []byte
+	// loads makes concurrent first callers share one read (or creation) of the Secret.
+	loads singleflight.Group
 }
 
-// Get returns the key, creating its Secret the first time. The lock guards the cached key
-// only: it is not held across the API calls (two first callers may both read; a second
-// create finds the first one's Secret).
+// Get returns the key, creating its Secret the first time. Concurrent first callers share
+// one load; no lock is held across the API calls.
 func (d *DigestKeys) Get(ctx context.Context) ([]byte, error) {
 	d.mu.Lock()
 	key := d.key
@@ -41,10 +43,11 @@ func (d *DigestKeys) Get(ctx context.Context) ([]byte, error) {
 	if key != nil {
 		return key, nil
 	}
-	key, err := d.load(ctx)
+	v, err, _ := d.loads.Do(digestKeySecret, func() (any, error) { return d.load(ctx) })
 	if err != nil {
 		return nil, err
 	}
+	key = v.([]byte)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.key == nil {

@@ -292,7 +292,7 @@ func (st *streamState) succeeded() { st.retry = newBackoff(st.cfg) }
 
 // newBackoff is the wait between failed attempts: RetryMin doubling up to RetryMax.
 func newBackoff(cfg StreamConfig) wait.Backoff {
-	return wait.Backoff{Duration: cfg.RetryMin, Factor: 2, Cap: cfg.RetryMax, Steps: math.MaxInt32}
+	return wait.Backoff{Duration: min(cfg.RetryMin, cfg.RetryMax), Factor: 2, Cap: cfg.RetryMax, Steps: math.MaxInt32}
 }
 
 // wait sleeps for d, answering messages meanwhile.

@@ -118,7 +118,7 @@ func (s *branchState) supersede() {
 			})
 			var dropped int
 			b.events, b.received, dropped = keepEvents(b.events, b.received, func(ev Event) bool {
-				return !later.covers(ev.ID, ts.cfg.Prune.deletesOnSweep())
+				return !later.supersedes(ev, ts.cfg.Prune.deletesOnSweep())
 			})
 			s.count(outcomeSuperseded, dropped)
 			if len(b.events) == 0 && len(b.snapshots) == 0 {
@@ -160,6 +160,14 @@ func (b *batch) covers(id layout.Identity, sweeps bool) bool {
 	return false
 }
 
+// supersedes reports whether the batch's snapshots make ev stale. A delete is superseded
+// only by a snapshot that lists its object with a document (created again): a sweep that
+// finds no document would end nothing, and the journal would keep the delete for ever, so
+// the delete is planned and the sweep finds nothing left.
+func (b *batch) supersedes(ev Event, sweeps bool) bool {
+	return b.covers(ev.ID, sweeps && ev.Op != OpDelete)
+}
+
 // coalesceHeld bounds what a held target keeps: an event of an object that a later held
 // window of the target changes again is dropped (whoever made either change), and
 // consecutive windows of one author are merged.
@@ -180,7 +188,7 @@ func (s *branchState) coalesceHeld() {
 		b.events, b.received, _ = keepEvents(b.events, b.received, func(ev Event) bool {
 			if ev.Op == OpDelete && !deletes {
 				// A delete the prune mode ignores must not replace an upsert.
-				s.ended(outcomeUnchanged, b.target, []action{{op: ev.Op, id: ev.ID, changes: ev.changes, seq: ev.seq}})
+				s.ended(outcomeUnchanged, b.target, []action{{op: ev.Op, id: ev.ID, changes: ev.changes, seq: ev.seq}}, false)
 				return false
 			}
 			if newer, ok := seen[ev.ID]; ok {
@@ -371,8 +379,8 @@ func (s *branchState) forgetRefused(ts *targetState, b *batch) {
 	for _, ev := range b.events {
 		s.forgetKept(ts, ev.ID)
 	}
-	for id := range ts.retry {
-		if b.covers(id, ts.cfg.Prune.deletesOnSweep()) {
+	for id, c := range ts.retry {
+		if b.supersedes(c.ev, ts.cfg.Prune.deletesOnSweep()) {
 			s.forgetKept(ts, id)
 		}
 	}

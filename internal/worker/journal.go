@@ -1,31 +1,33 @@
 package worker
 
 import (
-	"slices"
+	"context"
 	"sort"
 	"sync"
-	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
 )
 
 // The journal of deletes (docs/branch-worker.md#restart): a DELETE event is the one change
 // a new worker cannot derive again from the cluster, since the next snapshot no longer
-// lists the object and, under prune: OnEvent, does not sweep. Every delete a worker
-// receives is recorded here until a change of its object ends written or unchanged; a
-// worker that starts, or gets a target set, queues the target's recorded deletes before
-// anything else of it. The journal outlives workers (one per operator, shared by every
-// branch) and is persisted by its owner outside the worker (internal/pipeline); it never
-// blocks a worker.
+// lists the object and, under prune: OnEvent, does not sweep. Every delete handed to a
+// worker is recorded here, before it enters the inbox, until a change of its object that
+// is at least as new is on the remote (written, or found unchanged with nothing pending).
+// A worker queues the recorded deletes of a target it gets (journal_queue.go). The journal
+// outlives workers (one per operator, shared by every branch), is persisted by its owner
+// outside the worker (internal/pipeline), and never blocks on I/O.
+//
+// Every change handed to a worker is stamped with the journal's next sequence number, so
+// that a change and a recorded delete of one object can be ordered. Stamps wait until the
+// entries of an earlier run are loaded: a stamp is always above every entry.
 
-// MaxJournalEntries bounds the journal (its persisted form must fit one ConfigMap). A
-// delete received while it is full is still written as usual, but not kept across a
-// restart; the worker logs it.
+// MaxJournalEntries bounds the journal. A delete handed over while it is full is written
+// as usual, but not kept across a restart; the worker logs it.
 const MaxJournalEntries = 4000
 
 // JournalEntry is one recorded delete.
 type JournalEntry struct {
-	// Seq orders the entry with the other changes of its object (Journal.stamp).
+	// Seq orders the entry with the other changes of its object.
 	Seq    uint64
 	Target string
 	Author Author
@@ -38,13 +40,16 @@ type journalKey struct {
 	id     layout.Identity
 }
 
-// Journal holds the recorded deletes. Its methods are safe for concurrent use and never
-// block on I/O. A nil *Journal records nothing.
+// Journal holds the recorded deletes. Its methods are safe for concurrent use; only stamp
+// waits (for the journal to be loaded). A nil *Journal records nothing and stamps 0.
 type Journal struct {
 	mu      sync.Mutex
 	seq     uint64
 	entries map[journalKey]JournalEntry
-	loaded  bool
+	// gone holds GitTargets deleted since: a late delete of theirs is not recorded.
+	gone     map[string]bool
+	loaded   chan struct{}
+	loadOnce sync.Once
 	// version counts changes, so that the persister writes only what is new.
 	version uint64
 	signal  chan struct{}
@@ -52,22 +57,27 @@ type Journal struct {
 
 // NewJournal returns an empty journal, not yet loaded.
 func NewJournal() *Journal {
-	return &Journal{entries: map[journalKey]JournalEntry{}, signal: make(chan struct{}, 1)}
+	return &Journal{entries: map[journalKey]JournalEntry{}, gone: map[string]bool{},
+		loaded: make(chan struct{}), signal: make(chan struct{}, 1)}
 }
 
-// Load sets the entries persisted by an earlier run (merged with any recorded since) and
-// marks the journal loaded: from then on workers take their targets' entries.
-func (j *Journal) Load(entries []JournalEntry) {
+// Load adds the entries persisted by an earlier run, but those of GitTargets for which
+// exists is false (deleted while no operator ran; nil keeps all), and marks the journal
+// loaded: stamps are given from then on, above every entry.
+func (j *Journal) Load(entries []JournalEntry, exists func(target string) bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	for _, e := range entries {
+		if exists != nil && !exists(e.Target) {
+			continue
+		}
 		k := journalKey{e.Target, e.ID}
 		if have, ok := j.entries[k]; !ok || have.Seq < e.Seq {
 			j.entries[k] = e
 		}
 		j.seq = max(j.seq, e.Seq)
 	}
-	j.loaded = true
+	j.loadOnce.Do(func() { close(j.loaded) })
 	j.changed()
 }
 
@@ -76,9 +86,12 @@ func (j *Journal) Loaded() bool {
 	if j == nil {
 		return true
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.loaded
+	select {
+	case <-j.loaded:
+		return true
+	default:
+		return false
+	}
 }
 
 // Changed is signalled after the entries changed.
@@ -96,43 +109,88 @@ func (j *Journal) Entries() ([]JournalEntry, uint64) {
 	return out, j.version
 }
 
-// Version is the number of changes made so far.
-func (j *Journal) Version() uint64 {
+// ForgetTarget drops the recorded deletes of a GitTarget that no longer exists; a delete
+// of it handed over later is not recorded, until the target is set on a worker again.
+func (j *Journal) ForgetTarget(target string) {
+	if j == nil {
+		return
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.version
+	j.gone[target] = true
+	n := len(j.entries)
+	for k := range j.entries {
+		if k.target == target {
+			delete(j.entries, k)
+		}
+	}
+	if len(j.entries) != n {
+		j.changed()
+	}
 }
 
-// stamp returns the next sequence number, which orders a change with recorded deletes.
-func (j *Journal) stamp() uint64 {
+// revive records the deletes of target again (it is set on a worker).
+func (j *Journal) revive(target string) {
 	if j == nil {
-		return 0
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	delete(j.gone, target)
+}
+
+// stamp returns the next sequence number, once the journal is loaded; it gives up when
+// ctx ends or stop is closed.
+func (j *Journal) stamp(ctx context.Context, stop <-chan struct{}) (uint64, error) {
+	if j == nil {
+		return 0, nil
+	}
+	select {
+	case <-j.loaded:
+	case <-stop:
+		return 0, ErrStopped
+	case <-ctx.Done():
+		return 0, ctx.Err()
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.seq++
-	return j.seq
+	return j.seq, nil
 }
 
-// record keeps a delete; false when the journal is full and it is not kept.
-func (j *Journal) record(ev Event, seq uint64) bool {
+// record keeps a stamped delete; false when the journal is full and it is not kept.
+func (j *Journal) record(ev Event) bool {
 	if j == nil {
 		return true
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.gone[ev.Target] {
+		return true // its GitTarget was deleted: nothing to keep it for
+	}
 	k := journalKey{ev.Target, ev.ID}
 	if _, ok := j.entries[k]; !ok && len(j.entries) >= MaxJournalEntries {
 		return false
 	}
-	j.entries[k] = JournalEntry{Seq: seq, Target: ev.Target, Author: ev.Author, Type: ev.Type, ID: ev.ID}
+	j.entries[k] = JournalEntry{Seq: ev.seq, Target: ev.Target, Author: ev.Author, Type: ev.Type, ID: ev.ID}
 	j.changed()
 	return true
 }
 
+// holds reports whether the journal has a delete of the target's object.
+func (j *Journal) holds(target string, id layout.Identity) bool {
+	if j == nil {
+		return false
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	_, ok := j.entries[journalKey{target, id}]
+	return ok
+}
+
 // forget drops the recorded delete of the target's object when it is not newer than seq: a
-// change of the object stamped seq ended written or unchanged, so the delete is in Git or
-// was replaced by a later change that is.
+// change of the object stamped seq is on the remote, so the delete is there too, or was
+// replaced by a later change that is.
 func (j *Journal) forget(target string, id layout.Identity, seq uint64) {
 	if j == nil || seq == 0 {
 		return
@@ -142,24 +200,6 @@ func (j *Journal) forget(target string, id layout.Identity, seq uint64) {
 	k := journalKey{target, id}
 	if e, ok := j.entries[k]; ok && e.Seq <= seq {
 		delete(j.entries, k)
-		j.changed()
-	}
-}
-
-// ForgetTarget drops the recorded deletes of a GitTarget that no longer exists.
-func (j *Journal) ForgetTarget(target string) {
-	if j == nil {
-		return
-	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	n := len(j.entries)
-	for k := range j.entries {
-		if k.target == target {
-			delete(j.entries, k)
-		}
-	}
-	if len(j.entries) != n {
 		j.changed()
 	}
 }
@@ -180,7 +220,7 @@ func (j *Journal) pending(target string) []Event {
 	sort.Slice(out, func(a, b int) bool { return out[a].Seq < out[b].Seq })
 	events := make([]Event, len(out))
 	for i, e := range out {
-		events[i] = Event{Target: e.Target, Author: e.Author, Op: OpDelete, Type: e.Type, ID: e.ID, seq: e.Seq, changes: 1}
+		events[i] = Event{Target: e.Target, Author: e.Author, Op: OpDelete, Type: e.Type, ID: e.ID, seq: e.Seq}
 	}
 	return events
 }
@@ -191,43 +231,5 @@ func (j *Journal) changed() {
 	select {
 	case j.signal <- struct{}{}:
 	default:
-	}
-}
-
-// journalPoll is how often a worker that waits for the journal to be loaded looks again.
-const journalPoll = 200 * time.Millisecond
-
-// queueJournal queues, for each target set since the last call, the deletes the journal
-// keeps for it, one batch per author, ahead of the target's other batches: they were
-// received before anything this worker holds of the target (a snapshot queued behind them
-// supersedes those of objects that exist again). Each is a change received by this worker.
-func (s *branchState) queueJournal(now time.Time) {
-	for name, ts := range s.targets {
-		if !ts.journalDue {
-			continue
-		}
-		ts.journalDue = false
-		var batches []*batch
-		byAuthor := map[Author]*batch{}
-		for _, ev := range s.cfg.Journal.pending(name) {
-			b := byAuthor[ev.Author]
-			if b == nil {
-				b = &batch{target: name, author: ev.Author, reason: closeJournal}
-				byAuthor[ev.Author] = b
-				batches = append(batches, b)
-			}
-			b.events = append(b.events, ev)
-			b.received = append(b.received, now)
-			s.count(outcomeReceived, ev.changes)
-		}
-		if len(batches) == 0 {
-			continue
-		}
-		s.cfg.Log.Info("queued the deletes an earlier worker received", "target", name, "batches", len(batches))
-		at := slices.IndexFunc(s.closed, func(b *batch) bool { return b.target == name })
-		if at < 0 {
-			at = len(s.closed)
-		}
-		s.closed = slices.Insert(s.closed, at, batches...)
 	}
 }

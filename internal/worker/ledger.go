@@ -70,27 +70,13 @@ func (s *branchState) publishOpen(now time.Time) {
 	s.cfg.Metrics.ChangesOpen(s.branchLabel, s.openChanges())
 }
 
-// receive counts a change that reached the worker and stamps it; a delete is recorded in
-// the journal until it ends written or unchanged.
-func (s *branchState) receive(ev *Event) {
-	ev.changes = 1
-	ev.seq = s.cfg.Journal.stamp()
-	s.count(outcomeReceived, 1)
-	if ev.Op == OpDelete && !s.cfg.Journal.record(*ev, ev.seq) {
-		s.cfg.Log.Info("the journal of deletes is full: this delete is written as usual, but not kept across a restart",
-			"target", ev.Target, "object", ev.ID.String(), "limit", MaxJournalEntries)
-	}
-}
-
 // ended counts the target's actions with an outcome; written or unchanged, they also end
-// the journal's deletes of their objects that they follow.
-func (s *branchState) ended(outcome, target string, actions []action) {
+// the journal's deletes of their objects that they follow (endInJournal; ahead: a write of
+// their own batch, not pending yet, comes before them).
+func (s *branchState) ended(outcome, target string, actions []action, ahead bool) {
 	s.count(outcome, actionChanges(actions))
-	if outcome != outcomeWritten && outcome != outcomeUnchanged {
-		return
-	}
-	for _, a := range actions {
-		s.cfg.Journal.forget(target, a.id, a.seq)
+	if outcome == outcomeWritten || outcome == outcomeUnchanged {
+		s.endInJournal(outcome, target, actions, ahead)
 	}
 }
 

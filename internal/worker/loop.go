@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/tree"
@@ -11,13 +12,13 @@ import (
 func (s *branchState) handle(m any, now time.Time) {
 	switch m := m.(type) {
 	case eventMsg:
-		s.receive(&m.ev)
+		m.ev.changes = 1
+		s.count(outcomeReceived, 1)
 		s.addEvent(m.ev, now)
 	case snapshotMsg:
 		s.closeWindow(closeResync)
 		b := &batch{target: m.target, author: s.cfg.Committer, reason: closeResync}
 		for i := range m.snaps {
-			m.snaps[i].seq = s.cfg.Journal.stamp()
 			b.snapshots = append(b.snapshots, &m.snaps[i])
 		}
 		s.count(outcomeReceived, b.changes())
@@ -97,20 +98,39 @@ func (s *branchState) unpublishedWaiters(target string) *[]chan SaveResult {
 	return nil
 }
 
+// releaseTarget forgets a GitTarget removed from the branch, and releases what the worker
+// holds of it: its window, batches and kept changes (its deletes stay in the journal).
+func (s *branchState) releaseTarget(name string) {
+	if s.window != nil && s.window.target == name {
+		s.closeWindow(closeStop)
+	}
+	kept := s.closed[:0]
+	for _, b := range s.closed {
+		if b.target != name {
+			kept = append(kept, b)
+			continue
+		}
+		s.count(outcomeReleased, b.changes())
+		answer(b.waiters, SaveResult{Err: fmt.Errorf("GitTarget %s was removed from this branch", name)})
+	}
+	s.closed = kept
+	if ts := s.targets[name]; ts != nil {
+		s.count(outcomeReleased, ts.keptChanges())
+	}
+	delete(s.targets, name)
+	s.forgetAwaiting(name)
+}
+
 func (s *branchState) setTarget(cfg TargetConfig, remove bool) {
 	if remove {
-		if ts := s.targets[cfg.Name]; ts != nil {
-			s.count(outcomeReleased, ts.keptChanges())
-		}
-		delete(s.targets, cfg.Name)
-		s.forgetAwaiting(cfg.Name)
+		s.releaseTarget(cfg.Name)
 		return
 	}
 	if ts, ok := s.targets[cfg.Name]; ok && ts.folder.prefix == tree.Folder(cfg.Path) {
 		ts.cfg = cfg
 		return
 	}
-	s.targets[cfg.Name] = &targetState{cfg: cfg, folder: newFolder(s.repo, cfg.Path), journalDue: true}
+	s.targets[cfg.Name] = &targetState{cfg: cfg, folder: newFolder(s.repo, cfg.Path), journalDue: true, journalSince: time.Now()}
 	s.releaseAwaiting(cfg.Name)
 }
 
@@ -148,6 +168,9 @@ func (s *branchState) nextWake(now time.Time) time.Time {
 	}
 	if !s.ready && !s.cfg.Journal.Loaded() {
 		wake = now.Add(journalPoll) // nothing to retry yet: look at the journal again soon
+	}
+	if at, ok := s.journalWake(); ok && s.ready && at.Before(wake) {
+		wake = at
 	}
 	if at, ok := s.nextRecheck(); ok && at.Before(wake) {
 		wake = at

@@ -28,6 +28,9 @@ type action struct {
 	changes int
 	// seq is the journal order of the change it comes from (journal.go).
 	seq uint64
+	// moved is set when a replay refused the action and the target keeps its change for a
+	// retry: the kept change stands for it.
+	moved bool
 }
 
 // operation names the action for metrics: upsert, delete, or prune (a sweep's delete).
@@ -77,8 +80,10 @@ type targetState struct {
 	retry map[layout.Identity]refusedChange
 	// fidelity is RenderMatchesLive.
 	fidelity fidelityGate
-	// journalDue is set until the target's recorded deletes were queued (journal.go).
-	journalDue bool
+	// journalDue is set until the target's recorded deletes were queued
+	// (journal_queue.go); journalSince is when the target was set.
+	journalDue   bool
+	journalSince time.Time
 }
 
 // decide plans a batch once, on the local tip, and commits it. It returns nil when the
@@ -156,13 +161,13 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 		return nil, &writeRefusal{target: b.target, err: &blockedError{d: ts.fidelity.first()}}
 	}
 	// From here on the batch ends: its refused changes are kept, the rest is counted.
-	consume := func() {
+	consume := func(committing bool) {
 		s.reportRefusals(ts, refusals)
 		s.keepRefused(ts, kept)
-		s.ended(outcomeUnchanged, b.target, p.unchanged)
+		s.ended(outcomeUnchanged, b.target, p.unchanged, committing)
 	}
 	if len(p.actions) == 0 {
-		consume()
+		consume(false)
 		if len(refusals) > 0 {
 			return nil, &writeRefusal{target: b.target, err: refusals[0], kept: true}
 		}
@@ -179,9 +184,9 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 		return nil, err
 	}
 	committed = true // or the edits changed nothing: the index matches the local tip either way
-	consume()
+	consume(commit != "")
 	if commit == "" {
-		s.ended(outcomeUnchanged, b.target, p.actions)
+		s.ended(outcomeUnchanged, b.target, p.actions, false)
 		return nil, nil
 	}
 	pw.commit, pw.applied = commit, true
@@ -293,6 +298,9 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 func refusedChanges(actions []action, target string, author Author, seq uint64) []refusedChange {
 	out := make([]refusedChange, 0, len(actions))
 	for _, a := range actions {
+		if a.moved {
+			continue // kept already, with its weight
+		}
 		doc := a.doc
 		if a.live != nil {
 			doc = a.live
@@ -399,7 +407,7 @@ func (s *branchState) replay(pw *pendingWrite) error {
 	changed := false
 	for i, a := range pw.actions {
 		if a.op == OpDelete && ((a.sweep && !ts.cfg.Prune.deletesOnSweep()) || !ts.cfg.Prune.deletesOnEvent()) {
-			s.ended(outcomeUnchanged, pw.target, []action{a}) // the prune mode now keeps the document
+			s.ended(outcomeUnchanged, pw.target, []action{a}, true) // the prune mode now keeps the document
 			pw.actions[i].changes, pw.actions[i].seq = 0, 0
 			continue
 		}
@@ -417,7 +425,7 @@ func (s *branchState) replay(pw *pendingWrite) error {
 			// The new tip refuses this object alone: reported, and kept for a retry.
 			s.reportRefusals(ts, []error{err})
 			s.keepRefused(ts, refusedChanges([]action{a}, pw.target, pw.author, pw.seq))
-			pw.actions[i].changes, pw.actions[i].seq = 0, 0 // the kept change stands for it now
+			pw.actions[i].changes, pw.actions[i].seq, pw.actions[i].moved = 0, 0, true // the kept change stands for it now
 		}
 	}
 	if err := s.refuseBatch(ts, pw.target, f.verify()); err != nil {

@@ -187,7 +187,7 @@ func (s *branchState) settle(now time.Time) {
 			sha = s.remoteTip
 		}
 		pushed = pushed || pw.commit != ""
-		s.ended(outcomeWritten, pw.target, pw.actions)
+		s.ended(outcomeWritten, pw.target, pw.actions, false)
 		answer(pw.waiters, SaveResult{SHA: sha, Author: pw.author, ByCommitter: pw.author == s.cfg.Committer})
 		for _, at := range pw.received {
 			s.cfg.Metrics.Published(at, now)
@@ -201,6 +201,7 @@ func (s *branchState) settle(now time.Time) {
 	if len(kept) == 0 {
 		s.recovered()
 	}
+	s.settleMarks()
 }
 
 // hasUnapplied reports pending writes that wait for their folder to be accepted again.
@@ -245,6 +246,7 @@ func (s *branchState) rebuildOn(tip string) error {
 		kept = append(kept, pw)
 	}
 	s.pending = kept
+	s.settleMarks()
 	s.forgetSupersededRetries()
 	for _, ts := range s.targets {
 		if ts.folder.changedBy(changed) {

@@ -67,6 +67,9 @@ type branchState struct {
 	// when the open count was last set on its gauge.
 	ledger        Ledger
 	openPublished time.Time
+	// marks are changes found unchanged while writes were pending: the journal forgets
+	// the deletes they end once nothing is pending (journal_queue.go).
+	marks map[journalMark]uint64
 }
 
 // noteError records a failure for status; its text carries no credentials.
@@ -106,7 +109,7 @@ func (s *branchState) scheduleRecheck(now time.Time) {
 // of the operator (branch workers, watch streams, the catalog, the journal's store) is a
 // wait.Backoff from k8s.io/apimachinery.
 func (c *Config) newBackoff() wait.Backoff {
-	return wait.Backoff{Duration: c.RetryMin, Factor: 2, Cap: c.RetryMax, Steps: math.MaxInt32}
+	return wait.Backoff{Duration: min(c.RetryMin, c.RetryMax), Factor: 2, Cap: c.RetryMax, Steps: math.MaxInt32}
 }
 
 func (s *branchState) recovered() {

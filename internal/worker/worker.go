@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
 	"github.com/gitops-reverser/gitops-reverser/internal/ownership"
+	"github.com/go-logr/logr"
 )
 
 // Worker is the handle of one branch worker. Its methods send messages to the loop.
@@ -15,6 +17,10 @@ type Worker struct {
 	inbox chan any
 	done  chan struct{}
 	state *branchState // touched only by run
+	// journal stamps what is handed over and records deletes (Config.Journal); log is
+	// cfg.Log, for the callers' goroutines.
+	journal *Journal
+	log     logr.Logger
 }
 
 // ErrStopped is returned by calls made after the worker stopped.
@@ -62,8 +68,10 @@ func New(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	return &Worker{
-		inbox: make(chan any, 1024),
-		done:  make(chan struct{}),
+		journal: cfg.Journal,
+		log:     cfg.Log,
+		inbox:   make(chan any, 1024),
+		done:    make(chan struct{}),
 		state: &branchState{cfg: cfg, repo: repo, messages: msgs, signer: signer, targets: map[string]*targetState{}, reported: map[string]reportedState{},
 			branchLabel: branchLabel(cfg)},
 	}, nil
@@ -98,9 +106,22 @@ func (w *Worker) send(ctx context.Context, m any) error {
 	}
 }
 
-// Submit hands one event to the worker. It blocks while the inbox is full: events are
-// never dropped.
-func (w *Worker) Submit(ctx context.Context, ev Event) error { return w.send(ctx, eventMsg{ev}) }
+// Submit hands one event to the worker. It blocks while the inbox is full (events are
+// never dropped) and, at the start, until the journal of deletes is loaded. A delete is
+// recorded in the journal before it enters the inbox, so that it outlives this worker
+// whatever becomes of the message (docs/branch-worker.md#restart).
+func (w *Worker) Submit(ctx context.Context, ev Event) error {
+	seq, err := w.journal.stamp(ctx, w.done)
+	if err != nil {
+		return err
+	}
+	ev.seq, ev.changes = seq, 0
+	if ev.Op == OpDelete && !w.journal.record(ev) {
+		w.log.Info("the journal of deletes is full: this delete is written as usual, but not kept across a restart",
+			"target", ev.Target, "object", ev.ID.String(), "limit", MaxJournalEntries)
+	}
+	return w.send(ctx, eventMsg{ev})
+}
 
 // Resync hands snapshots of one target's scopes to the worker. Snapshots given together
 // are planned together and land in one commit.
@@ -113,11 +134,21 @@ func (w *Worker) Resync(ctx context.Context, snaps ...Snapshot) error {
 			return fmt.Errorf("resync: snapshots of %s and %s given together; one call holds one GitTarget", snaps[0].Target, snap.Target)
 		}
 	}
+	seq, err := w.journal.stamp(ctx, w.done)
+	if err != nil {
+		return err
+	}
+	snaps = slices.Clone(snaps)
+	for i := range snaps {
+		snaps[i].seq = seq
+	}
 	return w.send(ctx, snapshotMsg{target: snaps[0].Target, snaps: snaps})
 }
 
-// SetTarget adds or updates a GitTarget writing this branch.
+// SetTarget adds or updates a GitTarget writing this branch; the journal records its
+// deletes again if it was forgotten.
 func (w *Worker) SetTarget(ctx context.Context, cfg TargetConfig) error {
+	w.journal.revive(cfg.Name)
 	return w.send(ctx, targetMsg{cfg: cfg})
 }
 

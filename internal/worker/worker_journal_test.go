@@ -7,12 +7,30 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
 )
 
+func loadedJournal(entries ...JournalEntry) *Journal {
+	j := NewJournal()
+	j.Load(entries, nil)
+	return j
+}
+
+func journalEntries(j *Journal) []JournalEntry {
+	entries, _ := j.Entries()
+	return entries
+}
+
+func teamASnapshot(objects ...SnapshotObject) Snapshot {
+	return Snapshot{Target: "team/live", Scope: Scope{Kind: "ConfigMap", Namespace: "team-a"}, Type: configMapType, Objects: objects}
+}
+
+func listed(name, value string) SnapshotObject {
+	return SnapshotObject{ID: layout.Identity{Kind: "ConfigMap", Namespace: "team-a", Name: name}, Doc: configMap("team-a", name, value)}
+}
+
 // A delete under prune: OnEvent that had not reached the remote when its worker stopped is
 // written by the next worker of the branch, although the next snapshot neither lists the
 // object nor sweeps (docs/branch-worker.md#restart).
 func TestADeleteUnpushedAtStopLandsThroughTheNextWorker(t *testing.T) {
-	journal := NewJournal()
-	journal.Load(nil)
+	journal := loadedJournal()
 	withJournal := func(c *Config) { c.Journal = journal }
 	first := newRig(t, withJournal)
 	first.submit(upsert("alice", "team-a", "doomed", "1"))
@@ -28,7 +46,7 @@ func TestADeleteUnpushedAtStopLandsThroughTheNextWorker(t *testing.T) {
 	})
 	first.cancel()
 	<-first.worker.Done()
-	if entries, _ := journal.Entries(); len(entries) != 1 {
+	if entries := journalEntries(journal); len(entries) != 1 {
 		t.Fatalf("journal after the stop: %+v, want the one delete", entries)
 	}
 
@@ -37,16 +55,14 @@ func TestADeleteUnpushedAtStopLandsThroughTheNextWorker(t *testing.T) {
 	// object.
 	first.http.SetDown(false)
 	next := startRig(t, first.server, first.http, withJournal)
-	snap := Snapshot{Target: "team/live", Scope: Scope{Kind: "ConfigMap", Namespace: "team-a"}, Type: configMapType,
-		Objects: []SnapshotObject{{ID: layout.Identity{Kind: "ConfigMap", Namespace: "team-a", Name: "kept"}, Doc: configMap("team-a", "kept", "1")}}}
-	if err := next.worker.Resync(next.ctx(), snap); err != nil {
+	if err := next.worker.Resync(next.ctx(), teamASnapshot(listed("kept", "1"))); err != nil {
 		t.Fatal(err)
 	}
 	next.waitFor("the delete to land", func() bool {
 		return !next.hasFile(cmPath("team-a", "doomed")) && next.hasFile(cmPath("team-a", "kept"))
 	})
 	next.settled()
-	if entries, _ := journal.Entries(); len(entries) != 0 {
+	if entries := journalEntries(journal); len(entries) != 0 {
 		t.Fatalf("journal after the delete landed: %+v, want empty", entries)
 	}
 	// Newest first: the snapshot, the delete (queued ahead of it), the first write.
@@ -55,24 +71,84 @@ func TestADeleteUnpushedAtStopLandsThroughTheNextWorker(t *testing.T) {
 	}
 }
 
-// A delete recorded by an earlier worker must not remove an object that exists again: the
-// snapshot that lists it supersedes the delete.
+// A delete recorded by an earlier worker must not remove an object that exists again: it
+// waits for the target's snapshot, which lists the object and supersedes it.
 func TestAJournalDeleteOfAnObjectThatExistsAgainIsSuperseded(t *testing.T) {
-	journal := NewJournal()
-	journal.Load([]JournalEntry{{Seq: 1, Target: "team/live", Type: configMapType,
-		ID: layout.Identity{Kind: "ConfigMap", Namespace: "team-a", Name: "back"}}})
+	journal := loadedJournal(JournalEntry{Seq: 1, Target: "team/live", Type: configMapType,
+		ID: layout.Identity{Kind: "ConfigMap", Namespace: "team-a", Name: "back"}})
 	r := rigOn(t, map[string]string{cmPath("team-a", "back"): string(configMap("team-a", "back", "1"))},
 		func(c *Config) { c.Journal = journal })
-	snap := Snapshot{Target: "team/live", Scope: Scope{Kind: "ConfigMap", Namespace: "team-a"}, Type: configMapType,
-		Objects: []SnapshotObject{{ID: layout.Identity{Kind: "ConfigMap", Namespace: "team-a", Name: "back"}, Doc: configMap("team-a", "back", "2")}}}
-	if err := r.worker.Resync(r.ctx(), snap); err != nil {
+	before := len(r.log())
+	r.settled() // the target is set and the branch fetched: the delete waits for the snapshot
+	if err := r.worker.Resync(r.ctx(), teamASnapshot(listed("back", "2"))); err != nil {
 		t.Fatal(err)
 	}
 	r.waitFor("the snapshot's edit", func() bool {
 		return r.hasFile(cmPath("team-a", "back")) && r.file(cmPath("team-a", "back")) == string(configMap("team-a", "back", "2"))
 	})
 	r.settled()
-	if entries, _ := journal.Entries(); len(entries) != 0 {
+	if entries := journalEntries(journal); len(entries) != 0 {
 		t.Fatalf("journal: %+v, want empty once the snapshot wrote the object", entries)
+	}
+	if log := r.log(); len(log) != before+1 {
+		t.Fatalf("%d commits after the snapshot, want only the snapshot's: %v", len(log)-before, subjects(log))
+	}
+}
+
+// A second delete of an object whose first delete is committed but not pushed plans to
+// nothing on the local tip; the journal keeps the delete until the remote has it.
+func TestARepeatedDeleteStaysJournaledUntilTheRemoteHasIt(t *testing.T) {
+	journal := loadedJournal()
+	r := newRig(t, func(c *Config) { c.Journal = journal })
+	r.submit(upsert("alice", "team-a", "doomed", "1"))
+	r.waitFor("the object", func() bool { return r.hasFile(cmPath("team-a", "doomed")) })
+	r.settled()
+
+	r.http.SetDown(true)
+	r.submit(deleteEvent("alice", "team-a", "doomed"))
+	r.waitFor("the delete to be committed locally", func() bool {
+		st, err := r.worker.Status(r.ctx())
+		return err == nil && st.PendingWrite == 1
+	})
+	r.submit(deleteEvent("bob", "team-a", "doomed"))
+	r.waitFor("the second delete to be planned", func() bool {
+		st, err := r.worker.Status(r.ctx())
+		return err == nil && st.Ledger.Unchanged == 1
+	})
+	if entries := journalEntries(journal); len(entries) != 1 {
+		t.Fatalf("journal while the delete is not pushed: %+v, want it kept", entries)
+	}
+
+	r.http.SetDown(false)
+	r.waitFor("the delete to land", func() bool { return !r.hasFile(cmPath("team-a", "doomed")) })
+	r.settled()
+	if entries := journalEntries(journal); len(entries) != 0 {
+		t.Fatalf("journal after the push: %+v, want empty", entries)
+	}
+}
+
+// Under prune: Always, an object created and deleted before anything was written leaves
+// nothing in Git and nothing in the journal, although a snapshot of its scope follows.
+func TestADeleteOfAnObjectNeverWrittenLeavesNoJournalEntry(t *testing.T) {
+	journal := loadedJournal()
+	r := newRig(t, func(c *Config) { c.Journal = journal })
+	r.setTarget(TargetConfig{Name: "team/live", Path: "clusters/dev", Prune: PruneAlways})
+	r.submit(upsert("alice", "team-a", "brief", "1"))
+	r.submit(deleteEvent("alice", "team-a", "brief"))
+	if err := r.worker.Resync(r.ctx(), teamASnapshot(listed("kept", "1"))); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("the snapshot", func() bool { return r.hasFile(cmPath("team-a", "kept")) })
+	st := r.settled()
+	if r.hasFile(cmPath("team-a", "brief")) {
+		t.Fatal("the deleted object was written")
+	}
+	if entries := journalEntries(journal); len(entries) != 0 {
+		t.Fatalf("journal: %+v, want empty", entries)
+	}
+	// Received: two events and one listed object, each once (the worker does not queue the
+	// journal's copy of a delete it holds itself).
+	if st.Ledger.Received != 3 {
+		t.Fatalf("ledger %+v, want 3 changes received", st.Ledger)
 	}
 }

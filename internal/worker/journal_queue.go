@@ -1,0 +1,156 @@
+package worker
+
+import (
+	"slices"
+	"time"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+)
+
+// journalPoll is how often a worker that waits for the journal to be loaded looks again.
+const journalPoll = 200 * time.Millisecond
+
+// journalWait is how long the recorded deletes of a target just set wait for the target's
+// first snapshot, so that a snapshot listing an object created again supersedes its
+// delete. A scope whose snapshot never comes (its stream cannot list) lets them go after it.
+const journalWait = 2 * time.Minute
+
+// queueJournal queues, for each target set on the worker, the deletes the journal keeps for
+// it that the worker does not hold a newer change of, one batch per author, ahead of the
+// target's other batches: they were handed to an earlier worker (or to this one before the
+// target was removed). They wait for the target's first snapshot batch, or journalWait;
+// a snapshot queued behind them supersedes those of objects that exist again. Each is a
+// change received.
+func (s *branchState) queueJournal(now time.Time) {
+	for name, ts := range s.targets {
+		if !ts.journalDue {
+			continue
+		}
+		snapshotQueued := slices.ContainsFunc(s.closed, func(b *batch) bool { return b.target == name && len(b.snapshots) > 0 })
+		if !snapshotQueued && now.Before(ts.journalSince.Add(journalWait)) {
+			continue
+		}
+		ts.journalDue = false
+		newest := s.newestChanges(name)
+		var batches []*batch
+		byAuthor := map[Author]*batch{}
+		for _, ev := range s.cfg.Journal.pending(name) {
+			if newest[ev.ID] >= ev.seq {
+				continue // the worker holds this delete, or a newer change of the object
+			}
+			b := byAuthor[ev.Author]
+			if b == nil {
+				b = &batch{target: name, author: ev.Author, reason: closeJournal}
+				byAuthor[ev.Author] = b
+				batches = append(batches, b)
+			}
+			ev.changes = 1
+			b.events = append(b.events, ev)
+			b.received = append(b.received, now)
+			s.count(outcomeReceived, 1)
+		}
+		if len(batches) == 0 {
+			continue
+		}
+		s.cfg.Log.Info("queued the deletes an earlier worker received", "target", name, "batches", len(batches))
+		at := slices.IndexFunc(s.closed, func(b *batch) bool { return b.target == name })
+		if at < 0 {
+			at = len(s.closed)
+		}
+		s.closed = slices.Insert(s.closed, at, batches...)
+	}
+}
+
+// journalWake is when queueJournal next has something to decide: a target whose deletes
+// wait for its first snapshot.
+func (s *branchState) journalWake() (time.Time, bool) {
+	var at time.Time
+	found := false
+	for _, ts := range s.targets {
+		if ts.journalDue && (!found || ts.journalSince.Before(at)) {
+			at, found = ts.journalSince, true
+		}
+	}
+	return at.Add(journalWait), found
+}
+
+// newestChanges maps each object of target to the stamp of the newest change of it the
+// worker holds: in the window, a batch, a pending write, or kept after a refusal.
+func (s *branchState) newestChanges(target string) map[layout.Identity]uint64 {
+	newest := map[layout.Identity]uint64{}
+	note := func(id layout.Identity, seq uint64) { newest[id] = max(newest[id], seq) }
+	batches := append(slices.Clone(s.closed), s.awaiting...)
+	if s.window != nil {
+		batches = append(batches, &s.window.batch)
+	}
+	for _, b := range batches {
+		if b.target != target {
+			continue
+		}
+		for _, ev := range b.events {
+			note(ev.ID, ev.seq)
+		}
+		for _, snap := range b.snapshots {
+			for _, o := range snap.Objects {
+				note(o.ID, snap.seq)
+			}
+		}
+	}
+	for _, pw := range s.pending {
+		if pw.target == target {
+			for _, a := range pw.actions {
+				note(a.id, a.seq)
+			}
+		}
+	}
+	if ts := s.targets[target]; ts != nil {
+		for id, c := range ts.retry {
+			note(id, c.ev.seq)
+		}
+	}
+	return newest
+}
+
+// journalMark is a change found unchanged on the local tip while writes were pending: the
+// journal forgets the deletes it ends only once everything before it is on the remote.
+type journalMark struct {
+	target string
+	id     layout.Identity
+}
+
+// endInJournal ends, in the journal, the deletes that the target's actions follow: written
+// ones are on the remote; unchanged ones are so on the local tip, which the remote has when
+// nothing is pending and ahead is false (else they wait for settle). ahead is set when a
+// write not yet in s.pending comes before them (the commit of their own batch).
+func (s *branchState) endInJournal(outcome, target string, actions []action, ahead bool) {
+	for _, a := range actions {
+		switch {
+		case a.seq == 0:
+		case outcome == outcomeWritten || (len(s.pending) == 0 && !ahead):
+			s.cfg.Journal.forget(target, a.id, a.seq)
+		case s.cfg.Journal.holds(target, a.id):
+			k := journalMark{target, a.id}
+			if s.marks == nil {
+				s.marks = map[journalMark]uint64{}
+			}
+			s.marks[k] = max(s.marks[k], a.seq)
+		}
+	}
+}
+
+// settleMarks ends the marked deletes once nothing is pending, but those of objects the
+// target keeps a refused change of (a pending write refused on a new tip).
+func (s *branchState) settleMarks() {
+	if len(s.pending) > 0 {
+		return
+	}
+	for k, seq := range s.marks {
+		if ts := s.targets[k.target]; ts != nil {
+			if _, kept := ts.retry[k.id]; kept {
+				continue
+			}
+		}
+		s.cfg.Journal.forget(k.target, k.id, seq)
+	}
+	s.marks = nil
+}
