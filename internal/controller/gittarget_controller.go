@@ -250,6 +250,7 @@ func (r *GitTargetReconciler) workerConfig(p *v1.GitProvider, creds gitrepo.Cred
 		Metrics:         r.Pipeline.Metrics,
 		Changes:         r.Pipeline.Changes,
 		Journal:         r.Pipeline.Journal,
+		MaxFileBytes:    r.Pipeline.MaxFileBytes,
 		Log:             log.Log.WithName("worker").WithValues("provider", p.Namespace+"/"+p.Name, "branch", branch),
 	}
 	// Without spec.commit.committer the worker's default is the API's documented one.

@@ -24,7 +24,13 @@ type Repo struct {
 	url     string // as configured; shown only through redact
 	repo    *git.Repository
 	options []client.Option
+	// maxFileBytes bounds every file read (bounds.DefaultMaxFileBytes when 0).
+	maxFileBytes int64
 }
+
+// LimitFileSize sets the size of the largest file read; a larger one is not read and
+// reading it fails with a *bounds.ExceededError naming it. Call it before any read.
+func (r *Repo) LimitFileSize(max int64) { r.maxFileBytes = max }
 
 // Open opens (or creates) the bare local copy in dir for the remote at rawURL.
 func Open(dir, rawURL string, creds Credentials) (*Repo, error) {

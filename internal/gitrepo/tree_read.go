@@ -7,6 +7,7 @@ import (
 	"path"
 	"sort"
 
+	"github.com/gitops-reverser/gitops-reverser/internal/bounds"
 	"github.com/gitops-reverser/gitops-reverser/internal/tree"
 	"github.com/go-git/go-git/v6/plumbing"
 	"github.com/go-git/go-git/v6/plumbing/filemode"
@@ -67,6 +68,10 @@ func (r *Repo) ReadFiles(commit, dir string) ([]tree.File, error) {
 			return nil, fmt.Errorf("walk %s: %w", dir, err)
 		}
 		f, ok, err := r.fileOf(name, entry)
+		var exceeded *bounds.ExceededError
+		if errors.As(err, &exceeded) {
+			exceeded.Path = path.Join(dir, exceeded.Path) // named by its repository path
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +92,7 @@ func (r *Repo) fileOf(name string, entry object.TreeEntry) (tree.File, bool, err
 	case filemode.Submodule:
 		return tree.File{Path: name, Mode: tree.ModeSubmodule}, true, nil
 	}
-	content, err := r.blob(entry.Hash)
+	content, err := r.blob(name, entry.Hash)
 	if err != nil {
 		return tree.File{}, false, fmt.Errorf("read %s: %w", name, err)
 	}
@@ -98,9 +103,13 @@ func (r *Repo) fileOf(name string, entry object.TreeEntry) (tree.File, bool, err
 	return tree.File{Path: name, Content: content, Mode: mode}, true, nil
 }
 
-func (r *Repo) blob(h plumbing.Hash) ([]byte, error) {
+// blob reads the content of file name, refusing one over the size bound before reading it.
+func (r *Repo) blob(name string, h plumbing.Hash) ([]byte, error) {
 	b, err := object.GetBlob(r.repo.Storer, h)
 	if err != nil {
+		return nil, err
+	}
+	if err := bounds.CheckSize(name, b.Size, r.maxFileBytes); err != nil {
 		return nil, err
 	}
 	rd, err := b.Reader()

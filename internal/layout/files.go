@@ -33,6 +33,13 @@ const sopsConfigName = ".sops.yaml"
 // order it looks for them.
 var KustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
 
+// ReadsAsYAML reports whether the layout or kustomize parse the file at path p as YAML: a
+// file of objects or a kustomization.
+func ReadsAsYAML(p string) bool {
+	c := classify(p)
+	return c == classObjects || c == classKustomization
+}
+
 // IsKustomizationFile reports whether kustomize reads the file at path p (any depth) as a
 // build file.
 func IsKustomizationFile(p string) bool { return isKustomizationName(path.Base(p)) }

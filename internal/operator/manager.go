@@ -90,7 +90,7 @@ func Run(ctx context.Context, opts Options) error {
 	if workDir == "" {
 		workDir = filepath.Join(os.TempDir(), "gitops-reverser")
 	}
-	wiring := pipeline.Options{WorkDir: workDir, Tune: opts.Tune, StateNamespace: stateNamespace(opts),
+	wiring := pipeline.Options{WorkDir: workDir, Tune: opts.Tune, StateNamespace: stateNamespace(opts), MaxFileBytes: opts.MaxFileBytes,
 		Attribution: index, AttributionGrace: opts.AttributionGrace, SensitiveTypes: sensitive}
 	if err := controller.Setup(ctx, mgr, controller.SetupOptions{Options: wiring, StatusResync: opts.StatusResync}); err != nil {
 		return fmt.Errorf("set up controllers: %w", err)

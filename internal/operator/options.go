@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/gitops-reverser/gitops-reverser/internal/bounds"
 	"github.com/gitops-reverser/gitops-reverser/internal/controller"
 	"github.com/gitops-reverser/gitops-reverser/internal/watch"
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
@@ -27,6 +28,8 @@ type Options struct {
 	// WorkDir holds the branch workers' local copies of the repositories.
 	WorkDir string
 	// StateNamespace holds the Secrets the operator owns (the digest key of sealed Secrets).
+	// MaxFileBytes bounds every file read from a repository (docs/security.md#bounded-reading).
+	MaxFileBytes   int64
 	StateNamespace string
 	// Tune, when set, adjusts every branch worker's configuration (embedding and tests;
 	// there is no flag for it).
@@ -64,6 +67,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.AuditInsecure, "audit-insecure", false, "Serve the audit webhook over plain HTTP (local use only).")
 	fs.StringVar(&o.SensitiveTypes, "sensitive-types", "", "Comma-separated resource types written only encrypted, like Secrets (which always are), as resource.group, e.g. \"certificates.cert-manager.io,configmaps\".")
 	fs.DurationVar(&o.StatusResync, "status-resync", controller.DefaultStatusResync, "How often a ready GitTarget's status (last commit, retained documents) is refreshed without a change; changes of its conditions are reported as they happen.")
+	fs.Int64Var(&o.MaxFileBytes, "max-file-bytes", bounds.DefaultMaxFileBytes, "Size of the largest file read from a repository; a folder holding a larger one (or a YAML file whose aliases expand beyond a million values) is refused by name and nothing else stops.")
 	fs.DurationVar(&o.AttributionGrace, "attribution-grace", 3*time.Second, "How long a change waits for the audit event that names its author before it is committed as unknown (attribution unresolved).")
 }
 

@@ -40,6 +40,8 @@ type Pipeline struct {
 	Reducer worker.Reducer
 	// Tune, when set, adjusts every branch worker's configuration (timings in tests).
 	Tune func(*worker.Config)
+	// MaxFileBytes bounds every file a branch worker reads.
+	MaxFileBytes int64
 	// Sensitive names the types written only encrypted (Secrets and --sensitive-types).
 	Sensitive watch.SensitiveTypes
 	// Metrics records every stage; shared by workers and streams.
@@ -72,6 +74,8 @@ type Options struct {
 	AttributionGrace time.Duration
 	// CatalogOptions tune discovery refreshes.
 	CatalogOptions []watch.CatalogOption
+	// MaxFileBytes bounds every file a branch worker reads (0: bounds.DefaultMaxFileBytes).
+	MaxFileBytes int64
 }
 
 // New builds the pipeline on the API server of cfg; c reads and writes the operator's own
@@ -96,17 +100,18 @@ func New(ctx context.Context, cfg *rest.Config, c client.Client, reader client.R
 	registry := worker.NewRegistry(ctx, filepath.Join(opts.WorkDir, "branches"))
 	journal := worker.NewJournal()
 	return &Pipeline{
-		Workers:    registry,
-		Router:     route.NewRouter(registry, attributor(opts, m), opts.SensitiveTypes),
-		Hub:        watch.NewHub(ctx, dyn, sanitize.Object, opts.SensitiveTypes, m, log.WithName("streams")),
-		Sensitive:  opts.SensitiveTypes,
-		Catalog:    watch.NewCatalog(disco, log.WithName("catalog"), opts.CatalogOptions...),
-		Reducer:    pipelineReducer{defaults: sanitize.NewDefaulter(dyn)},
-		Tune:       opts.Tune,
-		Metrics:    m,
-		DigestKeys: &DigestKeys{client: c, namespace: opts.StateNamespace},
-		Changes:    worker.NewChanges(),
-		Journal:    journal,
+		Workers:      registry,
+		Router:       route.NewRouter(registry, attributor(opts, m), opts.SensitiveTypes),
+		Hub:          watch.NewHub(ctx, dyn, sanitize.Object, opts.SensitiveTypes, m, log.WithName("streams")),
+		Sensitive:    opts.SensitiveTypes,
+		Catalog:      watch.NewCatalog(disco, log.WithName("catalog"), opts.CatalogOptions...),
+		Reducer:      pipelineReducer{defaults: sanitize.NewDefaulter(dyn)},
+		Tune:         opts.Tune,
+		MaxFileBytes: opts.MaxFileBytes,
+		Metrics:      m,
+		DigestKeys:   &DigestKeys{client: c, namespace: opts.StateNamespace},
+		Changes:      worker.NewChanges(),
+		Journal:      journal,
 		JournalStore: &JournalStore{Journal: journal, Reader: reader, Writer: c, Namespace: opts.StateNamespace,
 			Log: log.WithName("journal")},
 	}, nil

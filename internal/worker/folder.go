@@ -1,8 +1,11 @@
 package worker
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/gitops-reverser/gitops-reverser/internal/bounds"
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
 	"github.com/gitops-reverser/gitops-reverser/internal/kustomize"
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
@@ -91,11 +94,15 @@ func (f *folder) invalidate() { f.index = nil }
 // kustomization. Content the writer cannot understand refuses the folder.
 func (f *folder) load(base string) (*layout.Index, *kustomize.Folder, error) {
 	files, err := f.repo.ReadFiles(base, f.prefix)
+	if err == nil {
+		err = checkYAML(f.prefix, files)
+	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, f.refuseOverBound(err)
 	}
 	kz, err := f.loadKustomize(base, files)
 	if err != nil {
+		err = f.refuseOverBound(err)
 		if _, unsupported := err.(*layout.UnsupportedContentError); unsupported {
 			f.refused = err
 		}
@@ -115,6 +122,35 @@ func (f *folder) load(base string) (*layout.Index, *kustomize.Folder, error) {
 	}
 	f.refused, f.kustomized = nil, kz != nil
 	return ix, kz, nil
+}
+
+// checkYAML refuses a YAML file of the folder whose aliases expand beyond the bound, before
+// any parser expands them (docs/security.md#bounded-reading).
+func checkYAML(prefix string, files []tree.File) error {
+	for _, file := range files {
+		if layout.ReadsAsYAML(file.Path) {
+			if err := bounds.CheckYAML(tree.Join(prefix, file.Path), file.Content); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// refuseOverBound turns a file over a bound (its size, its aliases), in the folder or in a
+// base it reads, into the folder's refusal naming it; other errors are returned as they are.
+func (f *folder) refuseOverBound(err error) error {
+	var exceeded *bounds.ExceededError
+	if !errors.As(err, &exceeded) {
+		return err
+	}
+	p := exceeded.Path
+	if rel, ok := tree.Rel(f.prefix, p); ok {
+		p = rel
+	}
+	f.refused = &layout.UnsupportedContentError{Path: p, Reason: fmt.Sprintf("%s exceeds the bound of %d: the writer does not read it (docs/security.md#bounded-reading)",
+		strings.TrimPrefix(exceeded.Bound, "its "), exceeded.Limit)}
+	return f.refused
 }
 
 // act runs one action of the plan through the layout (or the render, for an object the
@@ -277,6 +313,12 @@ func (f *folder) reindex(tip string, changed []string) {
 		content := file.Content
 		if !exists {
 			content = nil
+		} else if layout.ReadsAsYAML(rel) {
+			if err := bounds.CheckYAML(p, content); err != nil {
+				f.index = nil
+				f.refuseOverBound(err)
+				return
+			}
 		}
 		if err := f.index.Update(rel, content); err != nil {
 			f.index, f.refused = nil, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 
+	"github.com/gitops-reverser/gitops-reverser/internal/bounds"
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
 	"github.com/gitops-reverser/gitops-reverser/internal/kustomize"
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
@@ -28,7 +29,11 @@ func (r repoFiles) ReadFile(p string) ([]byte, bool, error) {
 	if c, ok := r.folder[p]; ok {
 		return c, true, nil
 	}
-	return r.repo.ReadFile(r.commit, p)
+	content, ok, err := r.repo.ReadFile(r.commit, p)
+	if err == nil && ok {
+		err = bounds.CheckYAML(p, content) // a base outside the folder is bounded too
+	}
+	return content, ok, err
 }
 
 // loadKustomize reads the folder's kustomizations at base. A feature the writer does not

@@ -158,6 +158,10 @@ type Config struct {
 	// conditions follow within seconds (docs/controllers.md#status-follows-the-worker).
 	Changes *Changes `json:"-"`
 
+	// MaxFileBytes bounds every file the worker reads from the repository (0: 4 MiB); a
+	// folder holding a larger one is refused by name (docs/security.md#bounded-reading).
+	MaxFileBytes int64
+
 	// Dir holds the local copy of the repository.
 	Dir string
 	Log logr.Logger

@@ -67,6 +67,7 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	repo.LimitFileSize(cfg.MaxFileBytes)
 	return &Worker{
 		journal: cfg.Journal,
 		log:     cfg.Log,
