@@ -45,10 +45,11 @@ const (
 	RefusedTooLarge                          // 413: body above the limit
 	RefusedBadClientCert                     // TLS handshake: no client certificate, or not signed by the CA
 	RefusedMethod                            // 405: not POST
+	RefusedNameNotAllowed                    // TLS handshake: a valid certificate whose name is not in --audit-allowed-names
 	numRefuseReasons
 )
 
-var refuseNames = [...]string{"bad_json", "too_large", "bad_client_cert", "method"}
+var refuseNames = [...]string{"bad_json", "too_large", "bad_client_cert", "method", "name_not_allowed"}
 
 func (r RefuseReason) String() string {
 	if r >= 0 && int(r) < len(refuseNames) {

@@ -10,10 +10,11 @@ import (
 	stdlog "log"
 	"net"
 	"net/http"
-	"os"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 )
 
 // ServerConfig is the audit webhook server's configuration: the flags --audit-bind-address,
@@ -27,8 +28,12 @@ type ServerConfig struct {
 	// certificate. Every connection must present a certificate that verifies against it
 	// for client authentication.
 	ClientCAFile string
-	// Insecure serves plain HTTP without client authentication: local use only. The TLS
-	// fields must then be empty.
+	// AllowedNames, when set, are the client certificate names accepted (its common name or
+	// a DNS name), as kube-apiserver's --requestheader-allowed-names: any other certificate
+	// the CA signed (a kubelet's, a user's) is refused.
+	AllowedNames []string
+	// Insecure serves plain HTTP without client authentication, on a loopback address only.
+	// The TLS fields must then be empty.
 	Insecure bool
 	// MaxBodyBytes bounds a request body (DefaultMaxBodyBytes when 0).
 	MaxBodyBytes int64
@@ -45,6 +50,8 @@ type Server struct {
 	srv      *http.Server
 	insecure bool
 	log      logr.Logger
+	// certs serves the server certificate, reloaded when its files change (nil: insecure).
+	certs *certwatcher.CertWatcher
 }
 
 // NewServer checks the configuration, loads the certificates and listens.
@@ -75,33 +82,33 @@ func NewServer(cfg ServerConfig, idx *Index) (*Server, error) {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          stdlog.New(io.Discard, "", 0), // handshake refusals are counted instead
 	}
+	var certs *certwatcher.CertWatcher
 	if cfg.Insecure {
-		if cfg.CertFile != "" || cfg.KeyFile != "" || cfg.ClientCAFile != "" {
-			return nil, errors.New("audit webhook: --audit-insecure excludes --audit-cert-file, --audit-key-file and --audit-client-ca-file")
+		if cfg.CertFile != "" || cfg.KeyFile != "" || cfg.ClientCAFile != "" || len(cfg.AllowedNames) > 0 {
+			return nil, errors.New("audit webhook: --audit-insecure excludes --audit-cert-file, --audit-key-file, --audit-client-ca-file and --audit-allowed-names")
+		}
+		if !loopback(cfg.BindAddress) {
+			return nil, fmt.Errorf("audit webhook: --audit-insecure serves plain HTTP without client authentication: only on a loopback address (127.0.0.1, ::1, localhost), not %q", cfg.BindAddress)
 		}
 	} else {
 		if cfg.CertFile == "" || cfg.KeyFile == "" || cfg.ClientCAFile == "" {
 			return nil, errors.New("audit webhook: --audit-cert-file, --audit-key-file and --audit-client-ca-file are required unless --audit-insecure")
 		}
-		cert, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
-		if err != nil {
+		var err error
+		if certs, err = certwatcher.New(cfg.CertFile, cfg.KeyFile); err != nil {
 			return nil, fmt.Errorf("audit webhook: load server certificate: %w", err)
 		}
-		caPEM, err := os.ReadFile(cfg.ClientCAFile)
+		cas, err := newClientCAs(cfg.ClientCAFile)
 		if err != nil {
-			return nil, fmt.Errorf("audit webhook: read client CA: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(caPEM) {
-			return nil, fmt.Errorf("audit webhook: %s holds no PEM certificate", cfg.ClientCAFile)
+			return nil, err
 		}
 		srv.TLSConfig = &tls.Config{
-			MinVersion:   tls.VersionTLS12,
-			Certificates: []tls.Certificate{cert},
+			MinVersion:     tls.VersionTLS12,
+			GetCertificate: certs.GetCertificate,
 			// Ask for a certificate and verify it ourselves, so that a refusal is
 			// counted (the standard RequireAndVerifyClientCert fails silently).
 			ClientAuth:       tls.RequestClientCert,
-			VerifyConnection: verifyClient(pool, counters),
+			VerifyConnection: verifyClient(cas, cfg.AllowedNames, counters, log),
 		}
 	}
 	ln, err := net.Listen("tcp", cfg.BindAddress)
@@ -111,10 +118,23 @@ func NewServer(cfg ServerConfig, idx *Index) (*Server, error) {
 	if srv.TLSConfig != nil {
 		ln = tls.NewListener(ln, srv.TLSConfig)
 	}
-	return &Server{ln: ln, srv: srv, insecure: cfg.Insecure, log: log}, nil
+	return &Server{ln: ln, srv: srv, insecure: cfg.Insecure, log: log, certs: certs}, nil
 }
 
-func verifyClient(pool *x509.CertPool, counters *Counters) func(tls.ConnectionState) error {
+// loopback reports whether a bind address listens on a loopback interface only.
+func loopback(bind string) bool {
+	host, _, err := net.SplitHostPort(bind)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func verifyClient(cas *clientCAs, allowed []string, counters *Counters, log logr.Logger) func(tls.ConnectionState) error {
 	return func(cs tls.ConnectionState) error {
 		if len(cs.PeerCertificates) == 0 {
 			counters.refuse(RefusedBadClientCert)
@@ -124,7 +144,12 @@ func verifyClient(pool *x509.CertPool, counters *Counters) func(tls.ConnectionSt
 		for _, c := range cs.PeerCertificates[1:] {
 			inter.AddCert(c)
 		}
-		_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{
+		pool, err := cas.pool()
+		if err != nil {
+			log.Error(err, "client CA unreadable; keeping the last one read")
+		}
+		leaf := cs.PeerCertificates[0]
+		_, err = leaf.Verify(x509.VerifyOptions{
 			Roots:         pool,
 			Intermediates: inter,
 			KeyUsages:     []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
@@ -132,6 +157,11 @@ func verifyClient(pool *x509.CertPool, counters *Counters) func(tls.ConnectionSt
 		if err != nil {
 			counters.refuse(RefusedBadClientCert)
 			return fmt.Errorf("audit webhook: client certificate: %w", err)
+		}
+		if len(allowed) > 0 && !slices.Contains(allowed, leaf.Subject.CommonName) &&
+			!slices.ContainsFunc(leaf.DNSNames, func(n string) bool { return slices.Contains(allowed, n) }) {
+			counters.refuse(RefusedNameNotAllowed)
+			return fmt.Errorf("audit webhook: client certificate %q is not among --audit-allowed-names", leaf.Subject.CommonName)
 		}
 		return nil
 	}
@@ -152,6 +182,13 @@ func (s *Server) URL() string {
 // Start serves until ctx ends, then shuts down (waiting up to 5 s for requests in
 // flight). It suits a controller-runtime manager as a Runnable.
 func (s *Server) Start(ctx context.Context) error {
+	if s.certs != nil {
+		go func() {
+			if err := s.certs.Start(ctx); err != nil {
+				s.log.Error(err, "watching the server certificate; it is no longer reloaded")
+			}
+		}()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- s.srv.Serve(s.ln) }()
 	s.log.Info("audit webhook serving", "url", s.URL())

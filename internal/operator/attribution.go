@@ -22,6 +22,7 @@ func startAttribution(mgr ctrl.Manager, opts Options) (*attribution.Index, error
 		KeyFile:      opts.AuditKeyFile,
 		ClientCAFile: opts.AuditClientCAFile,
 		Insecure:     opts.AuditInsecure,
+		AllowedNames: opts.AllowedNames(),
 		Log:          ctrl.Log.WithName("audit-webhook"),
 	}, index)
 	if err != nil {

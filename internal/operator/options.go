@@ -41,6 +41,9 @@ type Options struct {
 	AuditKeyFile      string
 	AuditClientCAFile string
 	AuditInsecure     bool
+	// AuditAllowedNames are the client certificate names the audit webhook accepts
+	// (comma-separated); empty accepts any the client CA signed.
+	AuditAllowedNames string
 	// AttributionGrace is how long a change waits for its audit event.
 	AttributionGrace time.Duration
 	// SensitiveTypes are "resource.group" names (core: "resource") written only
@@ -64,7 +67,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.AuditCertFile, "audit-cert-file", "", "TLS certificate of the audit webhook.")
 	fs.StringVar(&o.AuditKeyFile, "audit-key-file", "", "TLS key of the audit webhook.")
 	fs.StringVar(&o.AuditClientCAFile, "audit-client-ca-file", "", "CA that signs the kube-apiserver's audit client certificates.")
-	fs.BoolVar(&o.AuditInsecure, "audit-insecure", false, "Serve the audit webhook over plain HTTP (local use only).")
+	fs.BoolVar(&o.AuditInsecure, "audit-insecure", false, "Serve the audit webhook over plain HTTP without client authentication; only on a loopback --audit-bind-address.")
+	fs.StringVar(&o.AuditAllowedNames, "audit-allowed-names", "", "Comma-separated client certificate names (common name or DNS name) the audit webhook accepts, e.g. kube-apiserver; empty accepts any certificate the client CA signed.")
 	fs.StringVar(&o.SensitiveTypes, "sensitive-types", "", "Comma-separated resource types written only encrypted, like Secrets (which always are), as resource.group, e.g. \"certificates.cert-manager.io,configmaps\".")
 	fs.DurationVar(&o.StatusResync, "status-resync", controller.DefaultStatusResync, "How often a ready GitTarget's status (last commit, retained documents) is refreshed without a change; changes of its conditions are reported as they happen.")
 	fs.Int64Var(&o.MaxFileBytes, "max-file-bytes", bounds.DefaultMaxFileBytes, "Size of the largest file read from a repository; a folder holding a larger one (or a YAML file whose aliases expand beyond a million values) is refused by name and nothing else stops.")
@@ -73,12 +77,12 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 
 // Validate reports options that cannot work together.
 func (o *Options) Validate() error {
-	tlsFlags := o.AuditCertFile != "" || o.AuditKeyFile != "" || o.AuditClientCAFile != ""
+	tlsFlags := o.AuditCertFile != "" || o.AuditKeyFile != "" || o.AuditClientCAFile != "" || o.AuditAllowedNames != ""
 	switch {
 	case o.AuditBindAddress == "" && (o.AuditInsecure || tlsFlags):
 		return fmt.Errorf("--audit-* flags need --audit-bind-address: the address of the audit webhook that turns attribution on")
 	case o.AuditBindAddress != "" && o.AuditInsecure && tlsFlags:
-		return fmt.Errorf("--audit-insecure serves plain HTTP: leave out --audit-cert-file, --audit-key-file and --audit-client-ca-file")
+		return fmt.Errorf("--audit-insecure serves plain HTTP: leave out --audit-cert-file, --audit-key-file, --audit-client-ca-file and --audit-allowed-names")
 	case o.AuditBindAddress != "" && !o.AuditInsecure && (o.AuditCertFile == "" || o.AuditKeyFile == "" || o.AuditClientCAFile == ""):
 		return fmt.Errorf("the audit webhook needs --audit-cert-file, --audit-key-file and --audit-client-ca-file (kube-apiserver's client certificate is verified), or --audit-insecure for local use")
 	case o.AttributionGrace < 0:
@@ -88,6 +92,17 @@ func (o *Options) Validate() error {
 	}
 	_, err := ParseSensitiveTypes(o.SensitiveTypes)
 	return err
+}
+
+// AllowedNames splits --audit-allowed-names.
+func (o *Options) AllowedNames() []string {
+	var out []string
+	for _, n := range strings.Split(o.AuditAllowedNames, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // ParseSensitiveTypes reads --sensitive-types: comma-separated resource.group names.
