@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gitops-reverser/gitops-reverser/internal/tree"
 	"github.com/go-git/go-git/v6/plumbing"
 	"github.com/go-git/go-git/v6/plumbing/filemode"
 	"github.com/go-git/go-git/v6/plumbing/object"
@@ -98,7 +99,7 @@ func checkPath(p string) error {
 		return fmt.Errorf("path %q is not a clean relative file path", p)
 	}
 	for _, seg := range strings.Split(p, "/") {
-		if seg == "" || seg == "." || seg == ".." || seg == ".git" {
+		if seg == "" || seg == "." || seg == ".." || tree.GitDir(seg) {
 			return fmt.Errorf("path %q has a forbidden segment %q", p, seg)
 		}
 	}

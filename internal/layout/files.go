@@ -3,6 +3,8 @@ package layout
 import (
 	"path"
 	"strings"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/tree"
 )
 
 // FileEdit is a change to one file of the folder. Content nil means delete the file.
@@ -89,7 +91,7 @@ func validRelPath(p string) bool {
 		return false
 	}
 	for _, part := range strings.Split(p, "/") {
-		if part == ".." {
+		if part == ".." || tree.GitDir(part) {
 			return false
 		}
 	}

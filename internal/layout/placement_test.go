@@ -197,6 +197,9 @@ func TestPlacementTemplateErrors(t *testing.T) {
 		{name: "sops config file name", tpl: ".sops.yaml", typ: cmType(), doc: configMap("ns", "a", "1")},
 		{name: "empty file name", tpl: "dir/.yaml", typ: cmType(), doc: configMap("ns", "a", "1")},
 		{name: "empty template result", tpl: "{namespace}", typ: clusterRoleType(), doc: clusterRoleDoc("admin")},
+		{name: ".git in upper case", tpl: ".GIT/{name}.yaml", typ: cmType(), doc: configMap("ns", "a", "1")},
+		{name: ".git with a trailing dot", tpl: ".git./{name}.yaml", typ: cmType(), doc: configMap("ns", "a", "1")},
+		{name: ".git's 8.3 short name", tpl: "git~1/{name}.yaml", typ: cmType(), doc: configMap("ns", "a", "1")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -56,3 +56,29 @@ func Join(folder, rel string) string {
 	}
 	return folder + "/" + rel
 }
+
+// GitDir reports whether a path segment names the repository's own .git folder on some
+// checkout: in any case (".GIT"), with trailing dots or spaces (Windows drops them), as its
+// 8.3 short name ("GIT~1"), or with the code points macOS's HFS+ ignores (git's own
+// is_hfs_dotgit and is_ntfs_dotgit rules). A file written under it would be Git's config on
+// such a checkout.
+func GitDir(segment string) bool {
+	var b strings.Builder
+	for _, r := range segment {
+		if hfsIgnored(r) {
+			continue
+		}
+		b.WriteRune(r)
+	}
+	s := strings.ToLower(strings.TrimRight(b.String(), ". "))
+	return s == ".git" || s == "git~1"
+}
+
+// hfsIgnored reports the code points HFS+ leaves out when it compares names.
+func hfsIgnored(r rune) bool {
+	switch {
+	case r >= 0x200c && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x206a && r <= 0x206f, r == 0xfeff:
+		return true
+	}
+	return false
+}

@@ -28,3 +28,18 @@ func TestFolderPathsNameOneFolder(t *testing.T) {
 		}
 	}
 }
+
+// Every spelling of .git that some checkout reads as the repository's own folder is
+// caught, and names that merely resemble it are not.
+func TestEverySpellingOfDotGitIsCaught(t *testing.T) {
+	for _, s := range []string{".git", ".GIT", ".Git", ".git.", ".git ", ".git. .", "git~1", "GIT~1", ".g\u200cit", "\ufeff.git"} {
+		if !GitDir(s) {
+			t.Errorf("%q passes as an ordinary name", s)
+		}
+	}
+	for _, s := range []string{"git", ".gitignore", ".github", "x.git", ".git~1", "git~2"} {
+		if GitDir(s) {
+			t.Errorf("%q is taken for .git", s)
+		}
+	}
+}
