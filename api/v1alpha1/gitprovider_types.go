@@ -9,20 +9,30 @@ const (
 	SecretKeyBearerToken   = "bearerToken"
 	SecretKeySSHPrivateKey = "ssh-privatekey"
 	SecretKeyKnownHosts    = "known_hosts"
+	// SecretKeyCABundle holds the PEM CA certificates that verify an https:// server.
+	SecretKeyCABundle = "ca.crt"
 )
 
 // GitProviderSpec says which repository to write, with which credentials and identity.
 type GitProviderSpec struct {
-	// URL of the repository: https://, http://, ssh://, file:// or the scp-like
-	// user@host:path form. Immutable: create a new GitProvider to write somewhere else.
+	// URL of the repository: https://, http://, ssh:// or the scp-like user@host:path
+	// form (file:// is refused: it would reach the operator's own files, other targets'
+	// local copies included). Immutable: create a new GitProvider to write somewhere else.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.url is immutable; create a new GitProvider for another repository"
-	// +kubebuilder:validation:XValidation:rule="self.matches('^(https?|ssh|file)://[^ ]+$') || self.matches('^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^ ]+$')",message="spec.url must be an https://, http://, ssh://, file:// or user@host:path URL"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(?i)(https?|ssh)://[^ ]+$') || self.matches('^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^ ]+$')",message="spec.url must be an https://, http://, ssh:// or user@host:path URL (file:// is not supported)"
 	URL string `json:"url"`
 
+	// Insecure allows credentials to be sent over plain http:// to a host that is not a
+	// loopback address, where anyone on the way can read them. Without it such a URL is
+	// refused with a condition that says why; use https:// instead.
+	// +optional
+	Insecure bool `json:"insecure,omitempty"`
+
 	// SecretRef names a Secret in this namespace holding the credentials: username and
-	// password, or bearerToken, for HTTP(S); ssh-privatekey and known_hosts for SSH.
+	// password, or bearerToken, for HTTP(S), with an optional ca.crt (PEM) for a server
+	// whose certificate a private CA signs; ssh-privatekey and known_hosts for SSH.
 	// +optional
 	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
 

@@ -42,10 +42,12 @@ type GitTargetSpec struct {
 	// namespace must admit this namespace in its spec.accessFrom.
 	GitProviderRef GitProviderReference `json:"gitProviderRef"`
 
-	// Branch to write. It must match one of the GitProvider's allowedBranches. Immutable.
+	// Branch to write: a valid Git branch name (git check-ref-format). It must match one of
+	// the GitProvider's allowedBranches. Immutable.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=255
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.branch is immutable; create a new GitTarget for another branch"
+	// +kubebuilder:validation:XValidation:rule="!self.matches(r'[\\x00-\\x20\\x7f~^:?*\\[\\\\]') && !self.contains('..') && !self.contains('@{') && !self.contains('//') && !self.startsWith('/') && !self.endsWith('/') && !self.endsWith('.') && !self.matches('(^|/)[.]') && !self.matches('[.]lock(/|$)') && self != '@'",message="spec.branch must be a valid Git branch name: no spaces, control characters, ~ ^ : ? * [ \\, '..', '@{' or '//'; no part starting with '.' or ending with '.lock'; not starting or ending with '/' or ending with '.'"
 	Branch string `json:"branch"`
 
 	// Path of the folder in the repository that this target owns: relative, without ".."

@@ -106,10 +106,34 @@ func TestGitProviderAcceptsGoodSpecAndDefaultsCommitWindow(t *testing.T) {
 }
 
 func TestGitProviderAcceptsEveryURLForm(t *testing.T) {
-	for i, url := range []string{"https://h/r.git", "http://127.0.0.1:8080/r.git", "ssh://git@h:2222/r.git", "file:///srv/r.git", "git@github.com:org/r.git"} {
+	for i, url := range []string{"https://h/r.git", "http://127.0.0.1:8080/r.git", "ssh://git@h:2222/r.git", "HTTPS://h/r.git", "git@github.com:org/r.git"} {
 		p := provider(fmt.Sprintf("url-form-%d", i), func(p *v1.GitProvider) { p.Spec.URL = url })
 		if err := cp.Client.Create(ctx(t), p); err != nil {
 			t.Errorf("url %q refused: %v", url, err)
+		}
+	}
+}
+
+// A file:// URL would reach the operator's own files, other targets' local copies
+// included: the API server refuses it.
+func TestGitProviderRefusesFileURLs(t *testing.T) {
+	for i, url := range []string{"file:///srv/r.git", "FILE:///tmp/gitops-reverser/branches/x"} {
+		err := cp.Client.Create(ctx(t), provider(fmt.Sprintf("file-url-%d", i), func(p *v1.GitProvider) { p.Spec.URL = url }))
+		expectRefused(t, err, "file:// is not supported")
+	}
+}
+
+// A branch name that git check-ref-format refuses (it would be pasted into a refspec) is
+// refused by the API server; ordinary names with slashes pass.
+func TestGitTargetRefusesInvalidBranchNames(t *testing.T) {
+	for i, branch := range []string{"main:refs/heads/other", "a..b", "-x y", "feature/", "/main", "main.", "a//b", ".hidden", "a/.b", "x.lock", "a@{1}", "@", "wild*", "back\\slash", "tab\tname"} {
+		gt := target(fmt.Sprintf("bad-branch-%d", i), func(g *v1.GitTarget) { g.Spec.Branch = branch })
+		expectRefused(t, cp.Client.Create(ctx(t), gt), "spec.branch must be a valid Git branch name")
+	}
+	for i, branch := range []string{"main", "release/1.2", "feature/x-y_z", "v1.0.0"} {
+		gt := target(fmt.Sprintf("good-branch-%d", i), func(g *v1.GitTarget) { g.Spec.Branch = branch })
+		if err := cp.Client.Create(ctx(t), gt); err != nil {
+			t.Errorf("branch %q refused: %v", branch, err)
 		}
 	}
 }

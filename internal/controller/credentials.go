@@ -18,7 +18,7 @@ import (
 // readCredentials reads the GitProvider's Secret into credentials. The problems it reports
 // name the Secret and the keys, never their values.
 func readCredentials(ctx context.Context, c client.Reader, p *v1.GitProvider) (gitrepo.Credentials, *problem) {
-	var creds gitrepo.Credentials
+	creds := gitrepo.Credentials{PlainHTTP: p.Spec.Insecure}
 	if p.Spec.SecretRef == nil {
 		if needsSSHKey(p.Spec.URL) {
 			return creds, &problem{condition: v1.ConditionValidated, reason: ReasonSecretInvalid, stalled: true,
@@ -42,6 +42,8 @@ func readCredentials(ctx context.Context, c client.Reader, p *v1.GitProvider) (g
 		BearerToken:   string(s.Data[v1.SecretKeyBearerToken]),
 		SSHPrivateKey: s.Data[v1.SecretKeySSHPrivateKey],
 		KnownHosts:    s.Data[v1.SecretKeyKnownHosts],
+		CABundle:      s.Data[v1.SecretKeyCABundle],
+		PlainHTTP:     p.Spec.Insecure,
 	}
 	if msg := credentialsProblem(p.Spec.URL, creds); msg != "" {
 		return creds, &problem{condition: v1.ConditionValidated, reason: ReasonSecretInvalid, stalled: true,

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -100,6 +101,9 @@ func (r *GitProviderReconciler) probeRemote(ctx context.Context, p *v1.GitProvid
 	}
 	defer os.RemoveAll(dir)
 	repo, err := gitrepo.Open(dir, p.Spec.URL, creds)
+	if errors.Is(err, gitrepo.ErrInsecureTransport) {
+		return &problem{condition: v1.ConditionValidated, reason: ReasonInsecureTransport, stalled: true, message: err.Error()}
+	}
 	if err != nil {
 		return &problem{condition: v1.ConditionValidated, reason: ReasonSecretInvalid, stalled: true, message: err.Error()}
 	}

@@ -4,6 +4,7 @@ package controller
 const (
 	ReasonSecretNotFound      = "SecretNotFound"
 	ReasonSecretInvalid       = "SecretInvalid"
+	ReasonInsecureTransport   = "InsecureTransport"
 	ReasonRemoteUnreachable   = "RemoteUnreachable"
 	ReasonSigningKeyInvalid   = "SigningKeyInvalid"
 	ReasonProviderNotReady    = "ProviderNotReady"

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/go-git/go-git/v6/plumbing/client"
 	"github.com/go-git/go-git/v6/plumbing/transport"
@@ -22,6 +24,11 @@ type Credentials struct {
 	BearerToken        string
 	SSHPrivateKey      []byte
 	KnownHosts         []byte
+	// CABundle (PEM) verifies an https:// server whose certificate a private CA signs.
+	CABundle []byte
+	// PlainHTTP allows username/password or a token over http:// to a host that is not a
+	// loopback address (GitProvider spec.insecure).
+	PlainHTTP bool
 }
 
 // String hides the credentials from any log line that prints them by mistake.
@@ -30,13 +37,19 @@ func (Credentials) String() string { return "Credentials{redacted}" }
 // GoString hides the credentials from %#v.
 func (Credentials) GoString() string { return "Credentials{redacted}" }
 
+// ErrInsecureTransport is wrapped by the refusal of a URL whose transport would expose
+// the credentials or the operator's own files (plain http:// to another host, file://).
+var ErrInsecureTransport = errors.New("insecure transport")
+
 // ErrUnknownHostKey is returned when an SSH server's host key is not in known_hosts.
 var ErrUnknownHostKey = errors.New("the server's SSH host key is not in known_hosts, or differs from it")
 
 // clientOptions turns credentials into go-git client options for a URL's scheme.
 // knownHostsDir holds the known_hosts file that SSH host key checks read.
-func clientOptions(scheme string, creds Credentials, knownHostsDir string) ([]client.Option, error) {
-	switch scheme {
+func clientOptions(u *url.URL, creds Credentials, knownHostsDir string) ([]client.Option, error) {
+	switch u.Scheme {
+	case "file":
+		return nil, fmt.Errorf("%w: file:// repositories are not supported: they would reach the operator's own files, other targets' local copies included", ErrInsecureTransport)
 	case "ssh":
 		auth, err := newSSHAuth(creds, knownHostsDir)
 		if err != nil {
@@ -44,14 +57,33 @@ func clientOptions(scheme string, creds Credentials, knownHostsDir string) ([]cl
 		}
 		return []client.Option{client.WithSSHAuth(auth)}, nil
 	case "http", "https":
+		secret := creds.Username != "" || creds.Password != "" || creds.BearerToken != ""
+		if u.Scheme == "http" && secret && !creds.PlainHTTP && !loopbackHost(u.Hostname()) {
+			return nil, fmt.Errorf("%w: credentials would cross the network in clear text to http://%s: use https://, or set spec.insecure: true on the GitProvider to accept that", ErrInsecureTransport, u.Host)
+		}
+		var opts []client.Option
+		if len(creds.CABundle) > 0 {
+			opts = append(opts, client.WithCABundle(creds.CABundle))
+		}
 		switch {
 		case creds.Username != "" || creds.Password != "":
-			return []client.Option{client.WithHTTPAuth(&githttp.BasicAuth{Username: creds.Username, Password: creds.Password})}, nil
+			opts = append(opts, client.WithHTTPAuth(&githttp.BasicAuth{Username: creds.Username, Password: creds.Password}))
 		case creds.BearerToken != "":
-			return []client.Option{client.WithHTTPAuth(&githttp.TokenAuth{Token: creds.BearerToken})}, nil
+			opts = append(opts, client.WithHTTPAuth(&githttp.TokenAuth{Token: creds.BearerToken}))
 		}
+		return opts, nil
+	default:
+		return nil, fmt.Errorf("repository URL scheme %q is not supported: use https://, http:// or ssh://", u.Scheme)
 	}
-	return nil, nil
+}
+
+// loopbackHost reports a host that does not leave the machine: localhost or a loopback IP.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // sshAuth logs in with a private key and accepts only host keys listed in known_hosts:

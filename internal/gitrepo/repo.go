@@ -41,7 +41,7 @@ func Open(dir, rawURL string, creds Credentials) (*Repo, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open local copy of %s: %w", ownership.Redact(rawURL), err)
 	}
-	opts, err := clientOptions(u.Scheme, creds, dir)
+	opts, err := clientOptions(u, creds, dir)
 	if err != nil {
 		return nil, fmt.Errorf("credentials for %s: %w", ownership.Redact(rawURL), err)
 	}

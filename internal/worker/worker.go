@@ -50,6 +50,9 @@ type (
 // local copy. It does not touch the network; Run does.
 func New(cfg Config) (*Worker, error) {
 	cfg.applyDefaults()
+	if err := ownership.ValidBranch(cfg.Branch); err != nil {
+		return nil, err
+	}
 	if !ownership.BranchAllowed(cfg.AllowedBranches, cfg.Branch) {
 		return nil, fmt.Errorf("branch %q is not allowed: it matches none of the GitProvider's allowedBranches %q", cfg.Branch, cfg.AllowedBranches)
 	}
