@@ -36,7 +36,8 @@ type GitProviderReconciler struct {
 func (r *GitProviderReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1.GitProvider{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.providersNamingSecret)).
+		// Metadata only: a Secret's data is never cached (docs/security.md#secrets-are-not-cached).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.providersNamingSecret), builder.OnlyMetadata).
 		Named("gitprovider").
 		Complete(r)
 }

@@ -88,7 +88,7 @@ func (r *GitTargetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// A target that comes or goes can change the owner of a branch: every target looks again.
 		Watches(&v1.GitTarget{}, handler.EnqueueRequestsFromMapFunc(r.allTargets), builder.WithPredicates(createOrDelete)).
 		Watches(&v1.GitProvider{}, handler.EnqueueRequestsFromMapFunc(r.allTargets), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.targetsOfSecret)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.targetsOfSecret), builder.OnlyMetadata).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allTargets), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&v1.WatchRule{}, handler.EnqueueRequestsFromMapFunc(targetOfWatchRule), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1.ClusterWatchRule{}, handler.EnqueueRequestsFromMapFunc(targetOfClusterWatchRule), builder.WithPredicates(predicate.GenerationChangedPredicate{})).

@@ -6,10 +6,13 @@ import (
 	"os"
 	"path/filepath"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -56,19 +59,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  scheme,
-		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
-		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
-		LeaderElection:          opts.LeaderElect,
-		LeaderElectionID:        opts.LeaderElectionID,
-		LeaderElectionNamespace: opts.LeaderElectionNS,
-		// Release the lease on shutdown so a successor takes over at once.
-		LeaderElectionReleaseOnCancel: true,
-		// Run may be called again in one process (the sandbox, tests that restart the
-		// operator); controller names are unique within each run.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	mgr, err := ctrl.NewManager(cfg, managerOptions(opts, scheme))
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
 	}
@@ -99,6 +90,27 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("run manager: %w", err)
 	}
 	return nil
+}
+
+// managerOptions configures the manager. Secrets are never cached: the operator reads the
+// few it uses (credentials, recipients, its digest key) from the API server when it needs
+// them, and watches Secrets' metadata only (docs/security.md#secrets-are-not-cached), so
+// that no Secret's data of the cluster sits in its memory.
+func managerOptions(opts Options, scheme *runtime.Scheme) ctrl.Options {
+	return ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
+		LeaderElection:          opts.LeaderElect,
+		LeaderElectionID:        opts.LeaderElectionID,
+		LeaderElectionNamespace: opts.LeaderElectionNS,
+		// Release the lease on shutdown so a successor takes over at once.
+		LeaderElectionReleaseOnCancel: true,
+		// Run may be called again in one process (the sandbox, tests that restart the
+		// operator); controller names are unique within each run.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		Client:     client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+	}
 }
 
 func stateNamespace(opts Options) string {

@@ -1,8 +1,12 @@
 package operator
 
 import (
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"slices"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"os"
 	"path/filepath"
@@ -68,5 +72,17 @@ func TestSensitiveTypesAreReadAsResourceDotGroup(t *testing.T) {
 	}
 	if _, err := ParseSensitiveTypes("apps/v1/deployments"); err == nil {
 		t.Fatal("a GVR path was accepted")
+	}
+}
+
+// The operator keeps no Secret's data in memory: the client reads Secrets from the API
+// server (they are not cached), and the controllers watch Secrets' metadata only.
+func TestSecretsAreNotCached(t *testing.T) {
+	o := managerOptions(Options{}, nil)
+	if o.Client.Cache == nil || !slices.ContainsFunc(o.Client.Cache.DisableFor, func(obj client.Object) bool {
+		_, secret := obj.(*corev1.Secret)
+		return secret
+	}) {
+		t.Fatalf("Secrets are read through the cache: %+v", o.Client.Cache)
 	}
 }
