@@ -64,8 +64,12 @@ type gate struct {
 	// retrying is set while a failed hand-over waits to be tried again: everything is
 	// held meanwhile, so nothing overtakes it.
 	retrying bool
-	// round identifies the gathering a timer belongs to.
-	round int
+	// round identifies the gathering a timer belongs to; gatherEnd is when the open
+	// gathering gives up waiting (gatherTimeout after its last expect).
+	round     int
+	gatherEnd time.Time
+	// fireAt is when the armed timer fires.
+	fireAt time.Time
 	// detached is set once the target was detached: the router never uses this gate again,
 	// and a hand-over begun before lets go of what it took and arms no retry.
 	detached bool
@@ -164,6 +168,7 @@ func (g *gate) expect(want map[watch.StreamKey]string) {
 	for k, fp := range want {
 		g.waiting[k] = fp
 	}
+	g.gatherEnd = time.Now().Add(gatherTimeout)
 	g.arm(gatherTimeout)
 }
 
@@ -174,6 +179,7 @@ func (g *gate) arm(d time.Duration) {
 	}
 	g.round++
 	round := g.round
+	g.fireAt = time.Now().Add(d)
 	g.timer = time.AfterFunc(d, func() { g.timeout(round) })
 }
 
@@ -306,6 +312,7 @@ func (g *gate) timeout(round int) {
 func (g *gate) flush(ctx context.Context) error {
 	g.mu.Lock()
 	g.stopTimer()
+	g.retrying = false // this is the retry; a failure below arms the next one
 	var snaps []worker.Snapshot
 	for _, s := range g.snaps {
 		if g.isCurrent(s.key) {
@@ -361,9 +368,10 @@ func (g *gate) stopTimer() {
 	}
 }
 
-// later keeps what is left and arms a retry, unless the target was detached meanwhile. An
-// open gathering keeps its own timer: the flush that ends it is the retry, and a retry
-// timer would hand over what it gathered before the rest of its snapshots arrived.
+// later keeps what is left and arms a retry, unless the target was detached meanwhile.
+// While a gathering is open the retry waits for its end: the flush that ends it is the
+// retry, and an earlier one would hand over what it gathered before the rest of its
+// snapshots arrived. A timer is always armed, so that nothing waits for ever.
 func (g *gate) later(err error) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -371,9 +379,11 @@ func (g *gate) later(err error) error {
 		return err
 	}
 	g.retrying = true
-	if len(g.waiting) == 0 {
-		g.arm(retryDelay)
+	wait := retryDelay
+	if len(g.waiting) > 0 {
+		wait = max(wait, time.Until(g.gatherEnd))
 	}
+	g.arm(wait)
 	return err
 }
 

@@ -2,7 +2,10 @@ package route
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/watch"
 )
@@ -44,25 +47,27 @@ func TestALateOlderViewIsIgnored(t *testing.T) {
 }
 
 // A hand-over that fails while a gathering is open (a flush begun before it, its worker
-// being replaced) does not cut the gathering short: no retry timer replaces the
-// gathering's, and the start's snapshots land together in one commit when the last one
-// arrives.
+// being replaced) does not cut the gathering short, yet always leaves a timer armed: the
+// retry waits for the gathering's end, and the start's snapshots land together in one
+// commit when the last one arrives.
 func TestAFailedHandOverDoesNotCutAGatheringShort(t *testing.T) {
 	w, g := startWorker(t)
 	gate := gateTo(w)
 	cms := &sink{target: "team/live", sub: subscription(t, configMaps, "", "a"), fingerprint: "0/1", gate: gate}
 	svcs := &sink{target: "team/live", sub: subscription(t, services, "", "a"), fingerprint: "0/1", gate: gate}
 	gate.expect(map[watch.StreamKey]string{cms.sub.Key: "0/1", svcs.sub.Key: "0/1"})
-	gate.mu.Lock()
-	gathering := gate.round
-	gate.mu.Unlock()
 
+	// Even after a flush stopped the gathering's timer, the retry fires no sooner than the
+	// gathering ends.
+	gate.mu.Lock()
+	gate.stopTimer()
+	gate.mu.Unlock()
 	_ = gate.later(errNoWorker)
 	gate.mu.Lock()
-	round := gate.round
+	fireAt, end, armed := gate.fireAt, gate.gatherEnd, gate.timer != nil
 	gate.mu.Unlock()
-	if round != gathering {
-		t.Fatalf("the failed hand-over re-armed the gate (round %d, gathering %d): its retry would hand over a part of the gathering", round, gathering)
+	if !armed || fireAt.Before(end.Add(-time.Second)) {
+		t.Fatalf("the failed hand-over armed %t a retry at %s, before the gathering ends at %s: it would hand over a part of it", armed, fireAt, end)
 	}
 
 	ctx := context.Background()
@@ -79,4 +84,13 @@ func TestAFailedHandOverDoesNotCutAGatheringShort(t *testing.T) {
 	if log, err := g.Log("mirror.git", "main"); err != nil || len(log) != 1 {
 		t.Fatalf("the gathering landed in %d commits (%v), want one", len(log), err)
 	}
+	// The flush that ended the gathering was the retry: later changes are handed over, not
+	// held for a retry that no timer will run.
+	if err := cms.Change(ctx, configMaps, watch.Change{Type: watch.Created, Object: configMapWith("a", "after", "1")}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		files, err := g.ListFiles("mirror.git", "main")
+		return err == nil && slices.ContainsFunc(files, func(f string) bool { return strings.HasSuffix(f, "/after.yaml") })
+	})
 }
