@@ -47,6 +47,16 @@ func mergeScalar(dst, src *yaml.Node) {
 		dst.Style = src.Style
 	}
 	dst.Tag, dst.Value = src.Tag, src.Value
+	quoteYAML11(dst)
+}
+
+// quoteYAML11 double-quotes a plain string that a YAML 1.1 reader would take for a bool or
+// a number ("yes", "off", "1:20"): the encoder, which writes YAML 1.2, would leave it plain.
+func quoteYAML11(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" && n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) == 0 &&
+		n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) == 0 && YAML11Special(n.Value) {
+		n.Style |= yaml.DoubleQuotedStyle
+	}
 }
 
 func mergeMapping(dst, src *yaml.Node) {
@@ -138,13 +148,15 @@ func hasAlias(n *yaml.Node) bool {
 
 // blockStyle drops flow and quoting styles from a tree, so that a document
 // given as JSON or flow YAML is written in block style. The encoder still
-// quotes strings that would otherwise read as another type.
+// quotes strings that would otherwise read as another type in YAML 1.2, and
+// quoteYAML11 those that would in YAML 1.1.
 func blockStyle(n *yaml.Node) {
 	switch n.Kind {
 	case yaml.MappingNode, yaml.SequenceNode:
 		n.Style &^= yaml.FlowStyle
 	case yaml.ScalarNode:
 		n.Style &^= yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle
+		quoteYAML11(n)
 	}
 	for _, c := range n.Content {
 		blockStyle(c)

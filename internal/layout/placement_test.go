@@ -243,3 +243,19 @@ func TestALongestKubernetesNameGetsAFileNameFilesystemsAccept(t *testing.T) {
 		t.Fatalf("a short name changed its path: %q", short)
 	}
 }
+
+// A new document keeps the double quotes of strings a YAML 1.1 reader (kubectl, Flux,
+// kustomize) would take for a bool or a number.
+func TestANewDocumentQuotesWhatYAML11WouldMisread(t *testing.T) {
+	f := folder{}
+	ix := mustIndex(t, f)
+	doc := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\ndata:\n  a: \"y\"\n  b: \"on\"\n  c: \"1:20\"\n  d: \"yesterday\"\n"
+	edits, err := Upsert(ix, f.read, cmType(), []byte(doc), Placement{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\ndata:\n  a: \"y\"\n  b: \"on\"\n  c: \"1:20\"\n  d: yesterday\n"
+	if got := editOf(t, edits, "ns/core/configmaps/a.yaml"); got != want {
+		t.Errorf("rendered:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -247,7 +247,14 @@ func TestUpsertKeepsFormattingOfEditedDocument(t *testing.T) {
 			name:    "block scalar ending in comment-like lines",
 			content: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\ndata:\n  other: x\n  script: |\n    echo hi\n    # not a comment\n",
 			doc:     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\ndata:\n  other: y\n  script: |\n    echo hi\n    # not a comment\n",
-			want:    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\ndata:\n  other: y\n  script: |\n    echo hi\n    # not a comment\n",
+			want:    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\ndata:\n  other: \"y\"\n  script: |\n    echo hi\n    # not a comment\n",
+		},
+		{
+			// kubectl, Flux and kustomize read YAML 1.1, where these are a bool and a number.
+			name:    "a string YAML 1.1 reads as another type is double-quoted when edited in place",
+			content: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\ndata:\n  flag: x\n  time: x\n  plain: x\n",
+			doc:     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\ndata:\n  flag: \"off\"\n  time: \"1:20\"\n  plain: \"yesterday\"\n",
+			want:    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\ndata:\n  flag: \"off\"\n  time: \"1:20\"\n  plain: yesterday\n",
 		},
 		{
 			name:    "string that looks like a number stays a string",

@@ -1,4 +1,4 @@
-package sanitize
+package layout
 
 // yaml11Bools are the plain scalars YAML 1.1 reads as booleans and YAML 1.2 reads as strings.
 var yaml11Bools = [...]string{
@@ -6,9 +6,10 @@ var yaml11Bools = [...]string{
 	"on", "On", "ON", "off", "Off", "OFF",
 }
 
-// isYAML11Special reports whether a YAML 1.1 parser would read the plain scalar s as
-// something other than a string.
-func isYAML11Special(s string) bool {
+// YAML11Special reports whether a YAML 1.1 parser (kubectl's, Flux's, kustomize's) would
+// read the plain scalar s as something other than a string: such a string is written
+// double-quoted (docs/sanitize.md#the-byte-format).
+func YAML11Special(s string) bool {
 	for _, b := range yaml11Bools {
 		if s == b {
 			return true
