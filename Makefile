@@ -20,7 +20,7 @@ CONTROLLER_GEN := $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.2
 # 11-20 minutes on two cores and prints its progress; later runs answer in under a second.
 CONTROL_PLANE := bash hack/tools/control-plane.sh
 
-.PHONY: all build generate verify-generated chart-crds image test unit e2e bench bench-micro lint quickstart clean control-plane
+.PHONY: all build generate verify-generated chart-crds image test unit e2e stress bench bench-micro lint quickstart clean control-plane
 
 all: build
 
@@ -59,7 +59,12 @@ unit: ## Fast tests: no control plane needed.
 e2e: ## Tests against a real kube-apiserver and etcd (and the Git servers).
 	assets=$$($(CONTROL_PLANE)); KUBEBUILDER_ASSETS="$$assets" $(GO) test -tags e2e -count=1 -timeout 40m ./...
 
-test: lint verify-generated e2e ## Every test: generated files, lint, unit and e2e.
+# The write path under stress and -race (internal/stress): 8 GitTargets on 2 branches, 5,000
+# changes, rotations, refused pushes and a forced 410; a few minutes on two cores.
+stress: ## The stress test of the write path, under -race.
+	assets=$$($(CONTROL_PLANE)); KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -tags stress -count=1 -timeout 20m ./internal/stress/
+
+test: lint verify-generated e2e stress ## Every test: generated files, lint, unit, e2e and stress.
 
 bench: build ## Benchmarks of speed and memory: the end-to-end run of BENCH.md (BENCH_FLAGS=-quick for a short one), then bench-micro.
 	$(GO) build -o $(BIN_DIR)/bench ./bench
@@ -73,6 +78,7 @@ lint: ## gofmt and go vet.
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); test -z "$$out" || { echo "gofmt needed:"; echo "$$out"; exit 1; }
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./...
+	$(GO) vet -tags stress ./internal/stress/
 
 quickstart: build ## The embedded sandbox (control plane, Git server, operator, samples); QUICKSTART_EXIT=1 stops after the history.
 	@echo "quickstart: finding the control plane (kube-apiserver, etcd, kubectl). The first run builds it from source:" >&2

@@ -28,6 +28,9 @@ type SetupOptions struct {
 	// StatusResync is how often a ready GitTarget's status is refreshed without a change
 	// (DefaultStatusResync when 0).
 	StatusResync time.Duration
+	// OnPipeline, when set, is given the pipeline once it is built (tests read its registry
+	// of workers).
+	OnPipeline func(*pipeline.Pipeline)
 }
 
 // Setup builds the pipeline and registers every reconciler with mgr. The pipeline runs
@@ -36,6 +39,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
 	p, err := pipeline.New(ctx, mgr.GetConfig(), mgr.GetClient(), mgr.GetAPIReader(), opts.Options, ctrl.Log.WithName("pipeline"))
 	if err != nil {
 		return err
+	}
+	if opts.OnPipeline != nil {
+		opts.OnPipeline(p)
 	}
 	retarget := make(chan event.GenericEvent, 256)
 	rulesRecheck := make(chan event.GenericEvent, 256)

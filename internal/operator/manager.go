@@ -83,7 +83,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	wiring := pipeline.Options{WorkDir: workDir, Tune: opts.Tune, StateNamespace: stateNamespace(opts), MaxFileBytes: opts.MaxFileBytes,
 		Attribution: index, AttributionGrace: opts.AttributionGrace, SensitiveTypes: sensitive}
-	if err := controller.Setup(ctx, mgr, controller.SetupOptions{Options: wiring, StatusResync: opts.StatusResync}); err != nil {
+	if err := controller.Setup(ctx, mgr, controller.SetupOptions{Options: wiring, StatusResync: opts.StatusResync, OnPipeline: opts.OnPipeline}); err != nil {
 		return fmt.Errorf("set up controllers: %w", err)
 	}
 	if err := mgr.Start(ctx); err != nil {

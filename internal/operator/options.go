@@ -13,6 +13,7 @@ import (
 
 	"github.com/gitops-reverser/gitops-reverser/internal/bounds"
 	"github.com/gitops-reverser/gitops-reverser/internal/controller"
+	"github.com/gitops-reverser/gitops-reverser/internal/pipeline"
 	"github.com/gitops-reverser/gitops-reverser/internal/watch"
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
 )
@@ -28,6 +29,9 @@ type Options struct {
 	// WorkDir holds the branch workers' local copies of the repositories.
 	WorkDir string
 	// StateNamespace holds the Secrets the operator owns (the digest key of sealed Secrets).
+	// OnPipeline, when set, is given the pipeline once it is built (not a flag: tests read
+	// its registry of workers).
+	OnPipeline func(*pipeline.Pipeline) `json:"-"`
 	// MaxFileBytes bounds every file read from a repository (docs/security.md#bounded-reading).
 	MaxFileBytes   int64
 	StateNamespace string

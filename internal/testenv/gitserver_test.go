@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -142,6 +143,68 @@ func TestHTTPDownAnswersUnavailable(t *testing.T) {
 	}
 	front.SetDown(false)
 	c.mustGit("", "clone", "-q", front.URL("team/app.git"), t.TempDir())
+}
+
+func TestHTTPRefusesEveryNthPushAndNothingOfItLands(t *testing.T) {
+	g := seededServer(t)
+	front := g.ServeHTTP(t, HTTPAuth{})
+	front.RefusePushes(3)
+	c := newClient(t)
+	work := t.TempDir()
+	c.mustGit("", "clone", "-q", front.URL("team/app.git"), work)
+	var results []bool
+	for i := range 6 {
+		sha := c.commitFile(work, "n.txt", strings.Repeat("x", i+1)+"\n")
+		out, err := c.git(work, "push", "origin", "main")
+		if err != nil && !strings.Contains(out, "500") {
+			t.Fatalf("push %d failed for another reason than the refusal:\n%s", i+1, out)
+		}
+		tip, _ := g.BranchTip("team/app.git", "main")
+		if (err == nil) != (tip == sha) {
+			t.Fatalf("push %d: error %v but the remote tip is %s (pushed %s)", i+1, err, tip, sha)
+		}
+		// A refused commit stays in the clone: the next push carries it, as a retry would.
+		results = append(results, err == nil)
+	}
+	if want := []bool{true, true, false, true, true, false}; fmt.Sprint(results) != fmt.Sprint(want) {
+		t.Fatalf("pushes accepted = %v, want every third refused: %v", results, want)
+	}
+	if n := front.RefusedPushes(); n != 2 {
+		t.Fatalf("RefusedPushes = %d, want 2", n)
+	}
+	if n := g.Pushes("team/app.git"); n != 4 {
+		t.Fatalf("push sessions = %d, want the 4 that reached Git", n)
+	}
+	front.RefusePushes(0)
+	c.commitFile(work, "n.txt", "last\n")
+	c.mustGit(work, "push", "-q", "origin", "main")
+}
+
+func TestHTTPAcceptsEveryPasswordOfARotation(t *testing.T) {
+	g := seededServer(t)
+	front := g.ServeHTTP(t, HTTPAuth{Username: "alice", Password: "first"})
+	c := newClient(t)
+	cloneWith := func(password string) error {
+		url := strings.Replace(front.URL("team/app.git"), "http://", "http://alice:"+password+"@", 1)
+		_, err := c.git("", "clone", "-q", url, t.TempDir())
+		return err
+	}
+	if err := cloneWith("first"); err != nil {
+		t.Fatalf("the password of HTTPAuth is refused: %v", err)
+	}
+	front.SetPasswords("second", "first")
+	for _, p := range []string{"first", "second"} {
+		if err := cloneWith(p); err != nil {
+			t.Fatalf("password %q refused during the rotation: %v", p, err)
+		}
+	}
+	front.SetPasswords("third", "second")
+	if err := cloneWith("first"); err == nil {
+		t.Fatal("a password dropped from the rotation is still accepted")
+	}
+	if err := cloneWith("third"); err != nil {
+		t.Fatalf("the newest password is refused: %v", err)
+	}
 }
 
 // sshClient returns a git client that logs in with key and trusts only knownHosts.

@@ -32,6 +32,13 @@ type HTTPFrontend struct {
 	down   atomic.Bool
 	// requests counts every request that reached the front end, refused or not.
 	requests atomic.Int64
+	// passwords, when set, replaces auth.Password: the passwords accepted for auth.Username.
+	passwords atomic.Pointer[[]string]
+	// refuseEvery makes every Nth push fail (0: none); pushAttempts counts the pushes that
+	// passed authentication, refused the ones failed on purpose.
+	refuseEvery  atomic.Int64
+	pushAttempts atomic.Int64
+	refused      atomic.Int64
 
 	served    chan struct{} // closed when Serve has returned
 	serveErr  error         // why Serve returned, unless closed; read after served
@@ -94,6 +101,21 @@ func (f *HTTPFrontend) Requests() int { return int(f.requests.Load()) }
 // SetDown makes the front end answer 503 to every request (down=true) or serve again.
 func (f *HTTPFrontend) SetDown(down bool) { f.down.Store(down) }
 
+// SetPasswords replaces the passwords accepted for HTTPAuth.Username (HTTPAuth.Password until
+// the first call). Several are accepted at once, as a Git host lets an old token work for a
+// while after a new one was issued: a rotation moves the set along, dropping the oldest.
+func (f *HTTPFrontend) SetPasswords(passwords ...string) {
+	set := append([]string(nil), passwords...)
+	f.passwords.Store(&set)
+}
+
+// RefusePushes makes every Nth push (receive-pack request) fail with 500 before Git sees it,
+// so nothing of it lands; 0 refuses none. The count runs on from earlier pushes.
+func (f *HTTPFrontend) RefusePushes(every int) { f.refuseEvery.Store(int64(every)) }
+
+// RefusedPushes returns how many pushes RefusePushes failed.
+func (f *HTTPFrontend) RefusedPushes() int { return int(f.refused.Load()) }
+
 func (f *HTTPFrontend) handler(backend http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.requests.Add(1)
@@ -107,6 +129,12 @@ func (f *HTTPFrontend) handler(backend http.Handler) http.Handler {
 			return
 		}
 		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git-receive-pack") {
+			n := f.pushAttempts.Add(1)
+			if every := f.refuseEvery.Load(); every > 0 && n%every == 0 {
+				f.refused.Add(1)
+				http.Error(w, "push refused (a failure the test asked for)", http.StatusInternalServerError)
+				return
+			}
 			f.server.countPush(strings.TrimSuffix(r.URL.Path, "/git-receive-pack"))
 		}
 		backend.ServeHTTP(w, r)
@@ -118,7 +146,7 @@ func (f *HTTPFrontend) authorized(r *http.Request) bool {
 		return true
 	}
 	if f.auth.Username != "" {
-		if user, pass, ok := r.BasicAuth(); ok && equal(user, f.auth.Username) && equal(pass, f.auth.Password) {
+		if user, pass, ok := r.BasicAuth(); ok && equal(user, f.auth.Username) && f.passwordAccepted(pass) {
 			return true
 		}
 	}
@@ -128,6 +156,19 @@ func (f *HTTPFrontend) authorized(r *http.Request) bool {
 		}
 	}
 	return false
+}
+
+func (f *HTTPFrontend) passwordAccepted(pass string) bool {
+	accepted := []string{f.auth.Password}
+	if set := f.passwords.Load(); set != nil {
+		accepted = *set
+	}
+	ok := false
+	for _, p := range accepted {
+		// Every candidate is compared, so the time taken does not tell which one matched.
+		ok = equal(pass, p) || ok
+	}
+	return ok
 }
 
 func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
