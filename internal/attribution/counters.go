@@ -41,11 +41,11 @@ type RefuseReason int
 
 // Reasons a request is refused.
 const (
-	RefusedBadJSON       RefuseReason = iota // 400: not JSON, or not an audit.k8s.io/v1 EventList
-	RefusedTooLarge                          // 413: body above the limit
-	RefusedBadClientCert                     // TLS handshake: no client certificate, or not signed by the CA
-	RefusedMethod                            // 405: not POST
-	RefusedNameNotAllowed                    // TLS handshake: a valid certificate whose name is not in --audit-allowed-names
+	RefusedBadJSON        RefuseReason = iota // 400: not JSON, or not an audit.k8s.io/v1 EventList
+	RefusedTooLarge                           // 413: body above the limit
+	RefusedBadClientCert                      // TLS handshake: no client certificate, or not signed by the CA
+	RefusedMethod                             // 405: not POST
+	RefusedNameNotAllowed                     // TLS handshake: a valid certificate whose name is not in --audit-allowed-names
 	numRefuseReasons
 )
 
