@@ -47,7 +47,7 @@ type GitTargetSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=255
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.branch is immutable; create a new GitTarget for another branch"
-	// +kubebuilder:validation:XValidation:rule="!self.matches(r'[\\x00-\\x20\\x7f~^:?*\\[\\\\]') && !self.contains('..') && !self.contains('@{') && !self.contains('//') && !self.startsWith('/') && !self.endsWith('/') && !self.endsWith('.') && !self.matches('(^|/)[.]') && !self.matches('[.]lock(/|$)') && self != '@'",message="spec.branch must be a valid Git branch name: no spaces, control characters, ~ ^ : ? * [ \\, '..', '@{' or '//'; no part starting with '.' or ending with '.lock'; not starting or ending with '/' or ending with '.'"
+	// +kubebuilder:validation:XValidation:rule="!self.matches(r'[\\x00-\\x20\\x7f~^:?*\\[\\\\]') && !self.contains('..') && !self.contains('@{') && !self.contains('//') && !self.startsWith('/') && !self.endsWith('/') && !self.endsWith('.') && !self.matches('(^|/)[.]') && !self.matches('[.]lock(/|$)') && self != '@' && self != 'HEAD' && !self.startsWith('-') && !self.startsWith('refs/')",message="spec.branch must be a valid Git branch name, given without refs/heads/: no spaces, control characters, ~ ^ : ? * [ \\, '..', '@{' or '//'; no part starting with '.' or ending with '.lock'; not HEAD, not starting with '-', '/' or 'refs/', not ending with '/' or '.'"
 	Branch string `json:"branch"`
 
 	// Path of the folder in the repository that this target owns: relative, without ".."

@@ -126,7 +126,7 @@ func TestGitProviderRefusesFileURLs(t *testing.T) {
 // A branch name that git check-ref-format refuses (it would be pasted into a refspec) is
 // refused by the API server; ordinary names with slashes pass.
 func TestGitTargetRefusesInvalidBranchNames(t *testing.T) {
-	for i, branch := range []string{"main:refs/heads/other", "a..b", "-x y", "feature/", "/main", "main.", "a//b", ".hidden", "a/.b", "x.lock", "a@{1}", "@", "wild*", "back\\slash", "tab\tname"} {
+	for i, branch := range []string{"main:refs/heads/other", "a..b", "-x y", "feature/", "/main", "main.", "a//b", ".hidden", "a/.b", "x.lock", "a@{1}", "@", "wild*", "back\\slash", "tab\tname", "HEAD", "-x", "refs/heads/main"} {
 		gt := target(fmt.Sprintf("bad-branch-%d", i), func(g *v1.GitTarget) { g.Spec.Branch = branch })
 		expectRefused(t, cp.Client.Create(ctx(t), gt), "spec.branch must be a valid Git branch name")
 	}

@@ -28,9 +28,9 @@ type ServerConfig struct {
 	// certificate. Every connection must present a certificate that verifies against it
 	// for client authentication.
 	ClientCAFile string
-	// AllowedNames, when set, are the client certificate names accepted (its common name or
-	// a DNS name), as kube-apiserver's --requestheader-allowed-names: any other certificate
-	// the CA signed (a kubelet's, a user's) is refused.
+	// AllowedNames, when set, are the client certificate common names accepted, as
+	// kube-apiserver's --requestheader-allowed-names: any other certificate the CA signed (a
+	// kubelet's, a user's) is refused.
 	AllowedNames []string
 	// Insecure serves plain HTTP without client authentication, on a loopback address only.
 	// The TLS fields must then be empty.
@@ -158,8 +158,7 @@ func verifyClient(cas *clientCAs, allowed []string, counters *Counters, log logr
 			counters.refuse(RefusedBadClientCert)
 			return fmt.Errorf("audit webhook: client certificate: %w", err)
 		}
-		if len(allowed) > 0 && !slices.Contains(allowed, leaf.Subject.CommonName) &&
-			!slices.ContainsFunc(leaf.DNSNames, func(n string) bool { return slices.Contains(allowed, n) }) {
+		if len(allowed) > 0 && !slices.Contains(allowed, leaf.Subject.CommonName) {
 			counters.refuse(RefusedNameNotAllowed)
 			return fmt.Errorf("audit webhook: client certificate %q is not among --audit-allowed-names", leaf.Subject.CommonName)
 		}

@@ -57,7 +57,8 @@ func clientOptions(u *url.URL, creds Credentials, knownHostsDir string) ([]clien
 		}
 		return []client.Option{client.WithSSHAuth(auth)}, nil
 	case "http", "https":
-		secret := creds.Username != "" || creds.Password != "" || creds.BearerToken != ""
+		_, urlPassword := u.User.Password()
+		secret := creds.Username != "" || creds.Password != "" || creds.BearerToken != "" || urlPassword
 		if u.Scheme == "http" && secret && !creds.PlainHTTP && !loopbackHost(u.Hostname()) {
 			return nil, fmt.Errorf("%w: credentials would cross the network in clear text to http://%s: use https://, or set spec.insecure: true on the GitProvider to accept that", ErrInsecureTransport, u.Host)
 		}

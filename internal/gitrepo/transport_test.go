@@ -23,6 +23,7 @@ func TestTheTransportNeverExposesCredentialsOrLocalFiles(t *testing.T) {
 		{"HTTP://git.example.com/r.git", basic, true},
 		{"http://10.0.0.1:8080/r.git", basic, true},
 		{"http://git.example.com/r.git", insecure, false},
+		{"http://bot:token@git.example.com/r.git", Credentials{}, true},
 		{"http://git.example.com/public.git", Credentials{}, false},
 		{"http://127.0.0.1:8080/r.git", basic, false},
 		{"http://[::1]:8080/r.git", basic, false},

@@ -1,6 +1,7 @@
 package kustomize
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -128,15 +129,19 @@ func (l *loader) load(p string, stack []string) error {
 			}
 			continue
 		}
-		if _, err := l.read(target); err != nil {
+		if _, err := l.read(target); errors.Is(err, errMissing) {
 			return &UnsupportedError{Path: p, Feature: "missing resource", Hint: fmt.Sprintf("resources entry %q is neither a file nor a folder with a kustomization", entry)}
+		} else if err != nil {
+			return err // a read that failed, or a file over a bound: said as it is
 		}
 		l.leaves[p] = append(l.leaves[p], target)
 		l.f.resourceFiles[target] = true
 	}
 	for _, patch := range k.patches {
-		if _, err := l.read(patch); err != nil {
+		if _, err := l.read(patch); errors.Is(err, errMissing) {
 			return &UnsupportedError{Path: p, Feature: "missing patch", Hint: fmt.Sprintf("patch file %s does not exist", patch)}
+		} else if err != nil {
+			return err
 		}
 		l.leaves[p] = append(l.leaves[p], patch)
 	}
@@ -175,11 +180,14 @@ func (l *loader) read(p string) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: %w", p, err)
 	}
 	if !ok {
-		return nil, fmt.Errorf("%s does not exist", p)
+		return nil, fmt.Errorf("%s: %w", p, errMissing)
 	}
 	l.f.files[p] = content
 	return content, nil
 }
+
+// errMissing is a file a kustomization names that does not exist.
+var errMissing = errors.New("does not exist")
 
 // markReach records that root reads kustomization p and everything under it.
 func (l *loader) markReach(root, p string, seen map[string]bool) {

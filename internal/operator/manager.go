@@ -7,11 +7,13 @@ import (
 	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -110,7 +112,21 @@ func managerOptions(opts Options, scheme *runtime.Scheme) ctrl.Options {
 		// operator); controller names are unique within each run.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 		Client:     client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		Cache:      cache.Options{DefaultTransform: stripCached},
 	}
+}
+
+// stripCached drops from every cached object its managed fields (bookkeeping nobody here
+// reads), and from a Secret's cached metadata its annotations: kubectl apply keeps the whole
+// Secret, data included, in kubectl.kubernetes.io/last-applied-configuration.
+func stripCached(obj any) (any, error) {
+	if o, ok := obj.(metav1.Object); ok {
+		o.SetManagedFields(nil)
+		if m, ok := obj.(*metav1.PartialObjectMetadata); ok && m.Kind == "Secret" && m.APIVersion == "v1" {
+			m.SetAnnotations(nil)
+		}
+	}
+	return obj, nil
 }
 
 func stateNamespace(opts Options) string {

@@ -1,16 +1,16 @@
 package operator
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"os"
-	"path/filepath"
-	"testing"
 )
 
 func TestAKubeconfigFlagIsNotThrottledMoreThanInCluster(t *testing.T) {
@@ -84,5 +84,17 @@ func TestSecretsAreNotCached(t *testing.T) {
 		return secret
 	}) {
 		t.Fatalf("Secrets are read through the cache: %+v", o.Client.Cache)
+	}
+	// What the metadata-only watch caches of a Secret holds none of its data: kubectl apply
+	// keeps the whole Secret in an annotation.
+	secret := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: "s", Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": `{"data":{"password":"c2VjcmV0"}}`},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}}}
+	got, err := o.Cache.DefaultTransform(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := got.(*metav1.PartialObjectMetadata); len(m.Annotations) != 0 || len(m.ManagedFields) != 0 {
+		t.Fatalf("a cached Secret keeps %v and %d managed fields", m.Annotations, len(m.ManagedFields))
 	}
 }

@@ -72,7 +72,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.AuditKeyFile, "audit-key-file", "", "TLS key of the audit webhook.")
 	fs.StringVar(&o.AuditClientCAFile, "audit-client-ca-file", "", "CA that signs the kube-apiserver's audit client certificates.")
 	fs.BoolVar(&o.AuditInsecure, "audit-insecure", false, "Serve the audit webhook over plain HTTP without client authentication; only on a loopback --audit-bind-address.")
-	fs.StringVar(&o.AuditAllowedNames, "audit-allowed-names", "", "Comma-separated client certificate names (common name or DNS name) the audit webhook accepts, e.g. kube-apiserver; empty accepts any certificate the client CA signed.")
+	fs.StringVar(&o.AuditAllowedNames, "audit-allowed-names", "", "Comma-separated client certificate common names the audit webhook accepts, e.g. kube-apiserver; empty accepts any certificate the client CA signed.")
 	fs.StringVar(&o.SensitiveTypes, "sensitive-types", "", "Comma-separated resource types written only encrypted, like Secrets (which always are), as resource.group, e.g. \"certificates.cert-manager.io,configmaps\".")
 	fs.DurationVar(&o.StatusResync, "status-resync", controller.DefaultStatusResync, "How often a ready GitTarget's status (last commit, retained documents) is refreshed without a change; changes of its conditions are reported as they happen.")
 	fs.Int64Var(&o.MaxFileBytes, "max-file-bytes", bounds.DefaultMaxFileBytes, "Size of the largest file read from a repository; a folder holding a larger one (or a YAML file whose aliases expand beyond a million values) is refused by name and nothing else stops.")

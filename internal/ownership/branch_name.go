@@ -12,8 +12,12 @@ import (
 func ValidBranch(name string) error {
 	bad := func(why string) error { return fmt.Errorf("branch %q is not a valid Git branch name: %s", name, why) }
 	switch {
-	case name == "" || name == "@":
-		return bad("it is empty or '@'")
+	case name == "" || name == "@" || name == "HEAD":
+		return bad("it is empty, '@' or 'HEAD'")
+	case strings.HasPrefix(name, "-"):
+		return bad("it starts with '-'")
+	case strings.HasPrefix(name, "refs/"):
+		return bad("give the branch's name without refs/heads/")
 	case strings.HasPrefix(name, "/") || strings.HasSuffix(name, "/") || strings.HasSuffix(name, "."):
 		return bad("it starts or ends with '/', or ends with '.'")
 	case strings.Contains(name, "..") || strings.Contains(name, "@{") || strings.Contains(name, "//"):

@@ -5,7 +5,7 @@ import "testing"
 // The branch names git check-ref-format refuses are refused at use too, so that none is
 // pasted into a refspec; ordinary names pass.
 func TestOnlyValidBranchNamesReachARefspec(t *testing.T) {
-	for _, name := range []string{"", "@", "main:refs/heads/x", "a..b", "x y", "feature/", "/main", "main.", "a//b", ".hidden", "a/.b", "x.lock", "a@{1}", "wild*", "back\\slash", "tab\tname", "del\x7f"} {
+	for _, name := range []string{"", "@", "main:refs/heads/x", "a..b", "x y", "feature/", "/main", "main.", "a//b", ".hidden", "a/.b", "x.lock", "a@{1}", "wild*", "back\\slash", "tab\tname", "del\x7f", "HEAD", "-x", "refs/heads/main"} {
 		if ValidBranch(name) == nil {
 			t.Errorf("%q accepted", name)
 		}

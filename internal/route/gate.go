@@ -266,11 +266,12 @@ func (g *gate) submit(ctx context.Context, key watch.StreamKey, epoch int, ev wo
 	if err == nil {
 		err = w.Submit(ctx, ev)
 	}
-	if err == nil || ctx.Err() != nil {
+	if err == nil || (ctx.Err() != nil && ev.Op != worker.OpDelete) {
 		return err
 	}
-	// No worker now (its branch's worker is being replaced or stopped): the event is kept
-	// for the retry, so that a delete is not lost, and what follows waits behind it.
+	// No worker now (its branch's worker is being replaced or stopped), or, for a delete, the
+	// stream gave up the hand-over: the event is kept for the retry, so that a delete is not
+	// lost (a snapshot does not bring it back), and what follows waits behind it.
 	g.mu.Lock()
 	if !g.detached { // detached meanwhile: let go, as apply did with the rest
 		g.held = append(g.held, heldEvent{key: key, ev: ev})
@@ -311,7 +312,9 @@ func (g *gate) timeout(round int) {
 // meanwhile; expect may start a new gathering, which holds what comes after.
 func (g *gate) flush(ctx context.Context) error {
 	g.mu.Lock()
-	g.stopTimer()
+	if len(g.waiting) == 0 {
+		g.stopTimer() // else expect opened a new gathering meanwhile: its timer stays
+	}
 	g.retrying = false // this is the retry; a failure below arms the next one
 	var snaps []worker.Snapshot
 	for _, s := range g.snaps {

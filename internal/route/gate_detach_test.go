@@ -94,3 +94,21 @@ func TestAFailedHandOverDoesNotCutAGatheringShort(t *testing.T) {
 		return err == nil && slices.ContainsFunc(files, func(f string) bool { return strings.HasSuffix(f, "/after.yaml") })
 	})
 }
+
+// A flush that runs while the router opens a new gathering (expect does not wait for the
+// turn) leaves the new gathering's timer armed: a stream that never lists must not hold the
+// target's later changes for ever.
+func TestAFlushLeavesANewGatheringItsTimer(t *testing.T) {
+	w, _ := startWorker(t)
+	gate := gateTo(w)
+	cms := &sink{target: "team/live", sub: subscription(t, configMaps, "", "a"), fingerprint: "0/2", gate: gate}
+	gate.expect(map[watch.StreamKey]string{cms.sub.Key: "0/2"})
+	if err := gate.flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	gate.mu.Lock()
+	defer gate.mu.Unlock()
+	if gate.holding() && gate.timer == nil {
+		t.Fatalf("the gate holds (waiting %d) with no timer armed", len(gate.waiting))
+	}
+}

@@ -108,7 +108,22 @@ func (s *branchState) newestChanges(target string) map[layout.Identity]uint64 {
 			note(id, c.ev.seq)
 		}
 	}
+	for k, seq := range s.marks { // found unchanged, not yet ended in the journal
+		if k.target == target {
+			note(k.id, seq)
+		}
+	}
 	return newest
+}
+
+// forgetMarks drops the target's marks: what made them unchanged (its pending writes) is
+// gone, so the deletes they would end must stay in the journal.
+func (s *branchState) forgetMarks(target string) {
+	for k := range s.marks {
+		if k.target == target {
+			delete(s.marks, k)
+		}
+	}
 }
 
 // journalMark is a change found unchanged on the local tip while writes were pending: the

@@ -25,15 +25,21 @@ type repoFiles struct {
 	folder map[string][]byte // repository path -> content
 }
 
+// ReadFile bounds every file kustomize reads, whatever its name (a kustomization may list
+// bomb.txt as a resource), before kustomize parses it.
 func (r repoFiles) ReadFile(p string) ([]byte, bool, error) {
-	if c, ok := r.folder[p]; ok {
-		return c, true, nil
+	content, ok := r.folder[p]
+	var err error
+	if !ok {
+		content, ok, err = r.repo.ReadFile(r.commit, p)
 	}
-	content, ok, err := r.repo.ReadFile(r.commit, p)
 	if err == nil && ok {
-		err = bounds.CheckYAML(p, content) // a base outside the folder is bounded too
+		err = bounds.CheckYAML(p, content)
 	}
-	return content, ok, err
+	if err != nil {
+		return nil, false, err
+	}
+	return content, ok, nil
 }
 
 // loadKustomize reads the folder's kustomizations at base. A feature the writer does not

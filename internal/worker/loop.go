@@ -119,6 +119,7 @@ func (s *branchState) releaseTarget(name string) {
 	}
 	delete(s.targets, name)
 	s.forgetAwaiting(name)
+	s.forgetMarks(name)
 }
 
 func (s *branchState) setTarget(cfg TargetConfig, remove bool) {

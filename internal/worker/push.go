@@ -238,6 +238,7 @@ func (s *branchState) rebuildOn(tip string) error {
 					s.keepRefused(ts, refusedChanges(pw.actions, pw.target, pw.author, pw.seq))
 				} else {
 					s.count(outcomeReleased, actionChanges(pw.actions))
+					s.forgetMarks(pw.target)
 				}
 				answer(pw.waiters, SaveResult{Err: err})
 				continue

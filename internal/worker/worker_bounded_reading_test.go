@@ -35,6 +35,7 @@ func TestHostileFilesRefuseTheirFolderByName(t *testing.T) {
 		name, file, content, bound string
 	}{
 		{"alias bomb", "clusters/dev/bomb.yaml", nestedAliases(9, 9), "aliases expanded"},
+		{"alias bomb under another name", "clusters/dev/bomb.txt", nestedAliases(9, 9), "aliases expanded"},
 		{"file over the size bound", "clusters/dev/big.yaml", "# " + strings.Repeat("x", 5<<20) + "\n", "size"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
