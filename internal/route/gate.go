@@ -243,6 +243,9 @@ func listedBy(snaps []worker.Snapshot) map[layout.Identity]bool {
 // the gate gathers, dropped when a later snapshot of its stream superseded it.
 func (g *gate) submit(ctx context.Context, key watch.StreamKey, epoch int, ev worker.Event) error {
 	if err := g.take(ctx); err != nil {
+		if ev.Op == worker.OpDelete {
+			g.keepDelete(key, ev)
+		}
 		return err
 	}
 	defer g.give()
@@ -278,6 +281,23 @@ func (g *gate) submit(ctx context.Context, key watch.StreamKey, epoch int, ev wo
 	}
 	g.mu.Unlock()
 	return g.later(err)
+}
+
+// keepDelete holds a delete whose stream gave up its hand-over (the stream stopped, its
+// subscription was replaced): no snapshot brings a delete back, so it waits with the
+// target's held events for the retry. Its own stream waits for this call, so nothing of it
+// can overtake the delete; the caller does not hold the turn, and takes none.
+func (g *gate) keepDelete(key watch.StreamKey, ev worker.Event) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.detached {
+		return
+	}
+	g.held = append(g.held, heldEvent{key: key, ev: ev})
+	if !g.retrying {
+		g.retrying = true
+		g.arm(max(retryDelay, time.Until(g.gatherEnd)))
+	}
 }
 
 // timeout hands over what a round gathered when some stream never delivered its snapshot,

@@ -112,3 +112,30 @@ func TestAFlushLeavesANewGatheringItsTimer(t *testing.T) {
 		t.Fatalf("the gate holds (waiting %d) with no timer armed", len(gate.waiting))
 	}
 }
+
+// A delete whose stream gives up the hand-over (it stopped, its subscription was replaced)
+// while another hand-over holds the target's turn is kept and handed over by the retry: no
+// snapshot would bring it back under prune OnEvent.
+func TestADeleteWhoseStreamGaveUpIsKeptAndLands(t *testing.T) {
+	w, g := startWorker(t)
+	gate := gateTo(w)
+	cms := &sink{target: "team/live", sub: subscription(t, configMaps, "", "a"), fingerprint: "0/1", gate: gate}
+	ctx := context.Background()
+	if err := cms.Snapshot(ctx, configMaps, []watch.Object{configMapWith("a", "doomed", "1")}); err != nil {
+		t.Fatal(err)
+	}
+	inGit := func() bool {
+		files, err := g.ListFiles("mirror.git", "main")
+		return err == nil && slices.ContainsFunc(files, func(f string) bool { return strings.HasSuffix(f, "/doomed.yaml") })
+	}
+	waitFor(t, inGit)
+
+	gate.turn <- struct{}{} // another hand-over holds the turn
+	gaveUp, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := cms.Change(gaveUp, configMaps, watch.Change{Type: watch.Deleted, Object: configMapWith("a", "doomed", "1")}); err == nil {
+		t.Fatal("a hand-over without the turn and with an ended context succeeded")
+	}
+	gate.give()
+	waitFor(t, func() bool { return !inGit() })
+}
