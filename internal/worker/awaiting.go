@@ -1,6 +1,9 @@
 package worker
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // maxAwaiting bounds the batches kept for targets that are not set: a target that never
 // comes must not hold memory for ever. What is dropped is re-derived by the snapshot its
@@ -19,18 +22,29 @@ func (s *branchState) awaitTarget(b *batch) {
 	s.awaiting = append(s.awaiting, b)
 }
 
-// releaseAwaiting moves the kept batches of target, in order, to the batches to plan. They
-// are older than anything the target sends from now on.
+// releaseAwaiting moves the kept batches of target, in order, to the batches to plan, ahead
+// of the target's batches already queued there: they are older (a batch waits only once a
+// plan found its target unset, and later batches of the target may have closed since), and
+// a delete planned before the upsert it follows would leave the document in Git.
 func (s *branchState) releaseAwaiting(target string) {
+	var released []*batch
 	kept := s.awaiting[:0]
 	for _, b := range s.awaiting {
 		if b.target == target {
-			s.closed = append(s.closed, b)
+			released = append(released, b)
 			continue
 		}
 		kept = append(kept, b)
 	}
 	s.awaiting = kept
+	if len(released) == 0 {
+		return
+	}
+	at := slices.IndexFunc(s.closed, func(b *batch) bool { return b.target == target })
+	if at < 0 {
+		at = len(s.closed)
+	}
+	s.closed = slices.Insert(s.closed, at, released...)
 }
 
 // forgetAwaiting drops the kept batches of a removed target.
