@@ -52,14 +52,14 @@ func TestAnUnpushedDeleteSurvivesARestart(t *testing.T) {
 	})
 }
 
-// journalText is the JSON of the journal of deletes as its ConfigMap holds it ("" when it
+// journalText is the JSON of the journal of deletes as its Secret holds it ("" when it
 // cannot be read).
 func journalText(t *testing.T) string {
-	var cm corev1.ConfigMap
+	var cm corev1.Secret
 	if err := cp.Client.Get(ctxOf(t), keyOf("default", "gitops-reverser-deletes"), &cm); err != nil {
 		return ""
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(cm.BinaryData["deletes.json.gz"]))
+	zr, err := gzip.NewReader(bytes.NewReader(cm.Data["deletes.json.gz"]))
 	if err != nil {
 		return ""
 	}

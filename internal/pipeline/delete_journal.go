@@ -23,22 +23,22 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
 )
 
-// The journal of deletes (docs/branch-worker.md#restart) is persisted in one ConfigMap of
+// The journal of deletes (docs/branch-worker.md#restart) is persisted in one Secret of
 // the state namespace: loaded once when the operator leads, written (coalesced) when it
 // changes, and a last time after every worker stopped. It holds object identities and
 // authors, never an object's content.
 const (
-	journalConfigMap = "gitops-reverser-deletes"
+	journalSecret = "gitops-reverser-deletes"
 	// journalField holds the entries as gzip-compressed JSON.
 	journalField = "deletes.json.gz"
 	// journalCoalesce gathers the journal's changes into one write.
 	journalCoalesce = 250 * time.Millisecond
-	// maxJournalBytes keeps the ConfigMap well inside the API server's 1 MiB object limit:
+	// maxJournalBytes keeps the Secret well inside the API server's 1 MiB object limit:
 	// beyond it the oldest entries are left out of the persisted form (and logged).
 	maxJournalBytes = 900 << 10
 )
 
-// storedDelete is one entry of the journal as the ConfigMap holds it: a stable form of its
+// storedDelete is one entry of the journal as the Secret holds it: a stable form of its
 // own, so that the worker's types can change without breaking a journal an older version
 // wrote.
 type storedDelete struct {
@@ -70,7 +70,7 @@ func (d storedDelete) entry() worker.JournalEntry {
 // JournalStore persists a worker.Journal.
 type JournalStore struct {
 	Journal *worker.Journal
-	// Reader reads the ConfigMap past any cache; Writer creates and updates it.
+	// Reader reads the Secret past any cache; Writer creates and updates it.
 	Reader    client.Reader
 	Writer    client.Client
 	Namespace string
@@ -121,25 +121,25 @@ func (s *JournalStore) Save(ctx context.Context) error {
 		return fmt.Errorf("journal of deletes: %w", err)
 	}
 	if left > 0 {
-		s.Log.Info("the journal of deletes does not fit its ConfigMap: its oldest entries are not kept across a restart",
+		s.Log.Info("the journal of deletes does not fit its Secret: its oldest entries are not kept across a restart",
 			"leftOut", left, "kept", len(entries)-left)
 	}
-	name := types.NamespacedName{Namespace: s.Namespace, Name: journalConfigMap}
-	var cm corev1.ConfigMap
+	name := types.NamespacedName{Namespace: s.Namespace, Name: journalSecret}
+	var cm corev1.Secret
 	err = s.Reader.Get(ctx, name, &cm)
 	switch {
 	case apierrors.IsNotFound(err):
-		cm = corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: journalConfigMap,
+		cm = corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: journalSecret,
 			Labels: map[string]string{"app.kubernetes.io/managed-by": "gitops-reverser"}},
-			BinaryData: map[string][]byte{journalField: data}}
+			Data: map[string][]byte{journalField: data}}
 		err = s.Writer.Create(ctx, &cm)
 	case err == nil:
-		cm.Data, cm.BinaryData = nil, map[string][]byte{journalField: data}
+		cm.Data = map[string][]byte{journalField: data}
 		err = s.Writer.Update(ctx, &cm) // a conflict is retried with the next Save
 	}
 	if err != nil {
 		s.Log.Error(err, "write the journal of deletes; retrying", "configMap", name.String())
-		return fmt.Errorf("journal of deletes ConfigMap %s: %w", name, err)
+		return fmt.Errorf("journal of deletes Secret %s: %w", name, err)
 	}
 	s.saved = version
 	return nil
@@ -180,16 +180,16 @@ func (s *JournalStore) targets(ctx context.Context) (func(string) bool, error) {
 }
 
 func (s *JournalStore) load(ctx context.Context) ([]worker.JournalEntry, error) {
-	name := types.NamespacedName{Namespace: s.Namespace, Name: journalConfigMap}
-	var cm corev1.ConfigMap
+	name := types.NamespacedName{Namespace: s.Namespace, Name: journalSecret}
+	var cm corev1.Secret
 	err := s.Reader.Get(ctx, name, &cm)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("journal of deletes ConfigMap %s: %w", name, err)
+		return nil, fmt.Errorf("journal of deletes Secret %s: %w", name, err)
 	}
-	raw := cm.BinaryData[journalField]
+	raw := cm.Data[journalField]
 	if len(raw) == 0 {
 		return nil, nil
 	}
@@ -231,7 +231,7 @@ func gzipJSON(v any) ([]byte, error) {
 }
 
 // decodeJournal reads the persisted form, bounded: at most MaxJournalEntries entries (the
-// newest), and a decompressed size of at most maxJournalInflated, so that a ConfigMap
+// newest), and a decompressed size of at most maxJournalInflated, so that a Secret
 // edited by hand cannot exhaust memory.
 func decodeJournal(raw []byte) ([]worker.JournalEntry, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(raw))

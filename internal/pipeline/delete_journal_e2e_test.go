@@ -20,7 +20,7 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
 )
 
-// The journal of deletes fits its ConfigMap at its bound with the longest names Kubernetes
+// The journal of deletes fits its Secret at its bound with the longest names Kubernetes
 // allows, comes back as it was written, keeps only the entries of GitTargets that exist,
 // and a ConfigMap that does not parse is reported and replaced, never a crash.
 func TestTheJournalOfDeletesSurvivesItsConfigMap(t *testing.T) {
@@ -76,14 +76,14 @@ func TestTheJournalOfDeletesSurvivesItsConfigMap(t *testing.T) {
 		t.Fatalf("entries changed on the way: %+v … %+v", back[0], back[len(back)-1])
 	}
 
-	// A ConfigMap edited into something else: reported, the journal starts empty, and the
+	// A Secret edited into something else: reported, the journal starts empty, and the
 	// next write replaces it.
-	var cm corev1.ConfigMap
-	if err := cp.Client.Get(ctx, keyOf(ns, journalConfigMap), &cm); err != nil {
+	var cm corev1.Secret
+	if err := cp.Client.Get(ctx, keyOf(ns, journalSecret), &cm); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("a full journal of the longest names: %d bytes in its ConfigMap", len(cm.BinaryData[journalField]))
-	cm.BinaryData[journalField] = []byte("not gzip")
+	t.Logf("a full journal of the longest names: %d bytes in its Secret", len(cm.Data[journalField]))
+	cm.Data[journalField] = []byte("not gzip")
 	if err := cp.Client.Update(ctx, &cm); err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ type Options struct {
 	Tune func(*worker.Config)
 	// SensitiveTypes are written only encrypted, like Secrets (--sensitive-types).
 	SensitiveTypes watch.SensitiveTypes
-	// StateNamespace holds the Secrets and ConfigMaps the operator itself owns (the digest
+	// StateNamespace holds the Secrets the operator itself owns (the digest
 	// key, the journal of deletes).
 	StateNamespace string
 	// Attribution, when set, holds the audit facts that name the author of each change;
@@ -79,7 +79,7 @@ type Options struct {
 }
 
 // New builds the pipeline on the API server of cfg; c reads and writes the operator's own
-// Secrets and ConfigMaps, reader reads them past any cache. Its workers and streams run
+// Secrets, reader reads them past any cache. Its workers and streams run
 // while ctx lasts.
 func New(ctx context.Context, cfg *rest.Config, c client.Client, reader client.Reader, opts Options, log logr.Logger) (*Pipeline, error) {
 	dyn, err := dynamic.NewForConfig(cfg)
