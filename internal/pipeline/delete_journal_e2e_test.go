@@ -22,7 +22,7 @@ import (
 
 // The journal of deletes fits its Secret at its bound with the longest names Kubernetes
 // allows, comes back as it was written, keeps only the entries of GitTargets that exist,
-// and a ConfigMap that does not parse is reported and replaced, never a crash.
+// and a Secret that does not parse is reported and replaced, never a crash.
 func TestTheJournalOfDeletesSurvivesItsSecret(t *testing.T) {
 	cp := testenv.NewControlPlane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
