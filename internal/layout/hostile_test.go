@@ -127,3 +127,23 @@ func FuzzUpsert(f *testing.F) {
 		}
 	})
 }
+
+// Whatever placement template a GitTarget gives, a new object lands at a clean path inside
+// the folder, never under anything a checkout reads as .git, or is refused.
+func FuzzPlacementTemplate(f *testing.F) {
+	for _, tpl := range []string{"{namespace}/{kind}/{name}.yaml", "../{name}.yaml", ".GIT/{name}.yaml", "{name}.yaml", "a/{group}/{version}/{resource}/{name}.yaml"} {
+		f.Add(tpl, "web")
+	}
+	f.Fuzz(func(t *testing.T, tpl, name string) {
+		doc := configMap("ns", name, "1")
+		edits, err := Upsert(mustIndex(t, folder{}), folder{}.read, cmType(), []byte(doc), Placement{Default: tpl})
+		if err != nil {
+			return
+		}
+		for _, e := range edits {
+			if !validRelPath(e.Path) {
+				t.Fatalf("template %q placed %q at %q", tpl, name, e.Path)
+			}
+		}
+	})
+}
