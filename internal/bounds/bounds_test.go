@@ -5,30 +5,14 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-)
 
-// aliasBomb is levels of lists, each holding width aliases of the level below: a few
-// hundred bytes that expand to width^levels values.
-func aliasBomb(levels, width int) string {
-	var b strings.Builder
-	b.WriteString("a0: &a0 [x]\n")
-	for l := 1; l <= levels; l++ {
-		fmt.Fprintf(&b, "a%d: &a%d [", l, l)
-		for i := 0; i < width; i++ {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "*a%d", l-1)
-		}
-		b.WriteString("]\n")
-	}
-	return b.String()
-}
+	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
+)
 
 // A small file whose aliases expand beyond the bound is refused by name before any parser
 // expands it; a real manifest with anchors passes.
 func TestAnAliasBombIsRefusedByName(t *testing.T) {
-	bomb := aliasBomb(9, 9)
+	bomb := testenv.AliasBomb(9, 9, 0)
 	if len(bomb) > 1000 {
 		t.Fatalf("the bomb is %d bytes", len(bomb))
 	}
@@ -55,10 +39,40 @@ func TestAFileOverTheSizeBoundIsRefusedByName(t *testing.T) {
 }
 
 func FuzzCheckYAML(f *testing.F) {
-	f.Add([]byte(aliasBomb(3, 3)))
+	f.Add([]byte(testenv.AliasBomb(3, 3, 0)))
 	f.Add([]byte("a: &a [*a]\n"))
 	f.Add([]byte("apiVersion: v1\nkind: ConfigMap\n"))
 	f.Fuzz(func(t *testing.T, content []byte) {
 		_ = CheckYAML("f.yaml", content) // never panics, never runs away
 	})
+}
+
+// BenchmarkCheckYAML measures the bound's cost on an ordinary file: 100 ConfigMaps of 20
+// keys each, read once more before the folder's own parse — without an anchor (most files)
+// and with one (a URL's query string is enough to make the check parse).
+func BenchmarkCheckYAML(b *testing.B) {
+	for _, anchor := range []bool{false, true} {
+		b.Run(fmt.Sprintf("anchor=%t", anchor), func(b *testing.B) { benchmarkCheckYAML(b, anchor) })
+	}
+}
+
+func benchmarkCheckYAML(b *testing.B, anchor bool) {
+	var sb strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&sb, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%d\n  namespace: team\ndata:\n", i)
+		for k := range 20 {
+			fmt.Fprintf(&sb, "  key-%d: value-%d\n", k, k)
+		}
+	}
+	if anchor {
+		sb.WriteString("  url: https://example.com/?a=1&b=2\n")
+	}
+	content := []byte(sb.String())
+	b.SetBytes(int64(len(content)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := CheckYAML("f.yaml", content); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -77,6 +77,9 @@ type JournalStore struct {
 	Log       logr.Logger
 
 	saved uint64 // the journal version last written
+	// stored is the Secret as the API server last returned it (nil: read it before the
+	// next write), so that a write needs no read before it.
+	stored *corev1.Secret
 }
 
 // Run loads the journal, then writes it whenever it changes, until ctx ends. A failing API
@@ -125,24 +128,41 @@ func (s *JournalStore) Save(ctx context.Context) error {
 			"leftOut", left, "kept", len(entries)-left)
 	}
 	name := types.NamespacedName{Namespace: s.Namespace, Name: journalSecret}
-	var cm corev1.Secret
-	err = s.Reader.Get(ctx, name, &cm)
-	switch {
-	case apierrors.IsNotFound(err):
-		cm = corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: journalSecret,
-			Labels: map[string]string{"app.kubernetes.io/managed-by": "gitops-reverser"}},
-			Data: map[string][]byte{journalField: data}}
-		err = s.Writer.Create(ctx, &cm)
-	case err == nil:
-		cm.Data = map[string][]byte{journalField: data}
-		err = s.Writer.Update(ctx, &cm) // a conflict is retried with the next Save
+	if s.stored == nil {
+		if s.stored, err = s.read(ctx); err != nil {
+			return s.writeFailed(name, err)
+		}
+	}
+	secret := s.stored.DeepCopy()
+	secret.Data = map[string][]byte{journalField: data}
+	if secret.ResourceVersion == "" {
+		secret.ObjectMeta = metav1.ObjectMeta{Namespace: s.Namespace, Name: journalSecret,
+			Labels: map[string]string{"app.kubernetes.io/managed-by": "gitops-reverser"}}
+		err = s.Writer.Create(ctx, secret)
+	} else {
+		err = s.Writer.Update(ctx, secret) // a conflict reads it again for the next Save
 	}
 	if err != nil {
-		s.Log.Error(err, "write the journal of deletes; retrying", "configMap", name.String())
-		return fmt.Errorf("journal of deletes Secret %s: %w", name, err)
+		s.stored = nil
+		return s.writeFailed(name, err)
 	}
-	s.saved = version
+	s.stored, s.saved = secret, version
 	return nil
+}
+
+// read returns the journal's Secret, or an empty one (no resourceVersion) when there is none.
+func (s *JournalStore) read(ctx context.Context) (*corev1.Secret, error) {
+	var secret corev1.Secret
+	err := s.Reader.Get(ctx, types.NamespacedName{Namespace: s.Namespace, Name: journalSecret}, &secret)
+	if apierrors.IsNotFound(err) {
+		return &corev1.Secret{}, nil
+	}
+	return &secret, err
+}
+
+func (s *JournalStore) writeFailed(name types.NamespacedName, err error) error {
+	s.Log.Error(err, "write the journal of deletes; retrying", "secret", name.String())
+	return fmt.Errorf("journal of deletes Secret %s: %w", name, err)
 }
 
 // loadRetrying reads the persisted entries and the GitTargets that exist, retrying with
@@ -181,22 +201,19 @@ func (s *JournalStore) targets(ctx context.Context) (func(string) bool, error) {
 
 func (s *JournalStore) load(ctx context.Context) ([]worker.JournalEntry, error) {
 	name := types.NamespacedName{Namespace: s.Namespace, Name: journalSecret}
-	var cm corev1.Secret
-	err := s.Reader.Get(ctx, name, &cm)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
+	secret, err := s.read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("journal of deletes Secret %s: %w", name, err)
 	}
-	raw := cm.Data[journalField]
+	s.stored = secret // the first write needs no read of its own
+	raw := secret.Data[journalField]
 	if len(raw) == 0 {
 		return nil, nil
 	}
 	entries, err := decodeJournal(raw)
 	if err != nil {
 		// Not ours to repair by guessing: report it, and start with what is recorded from now.
-		s.Log.Error(err, "the journal of deletes does not parse; the deletes it held are not replayed", "configMap", name.String())
+		s.Log.Error(err, "the journal of deletes does not parse; the deletes it held are not replayed", "secret", name.String())
 		return nil, nil
 	}
 	return entries, nil

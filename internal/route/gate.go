@@ -244,7 +244,10 @@ func listedBy(snaps []worker.Snapshot) map[layout.Identity]bool {
 func (g *gate) submit(ctx context.Context, key watch.StreamKey, epoch int, ev worker.Event) error {
 	if err := g.take(ctx); err != nil {
 		if ev.Op == worker.OpDelete {
-			g.keepDelete(key, ev)
+			// The stream gave up the hand-over (it stopped, its subscription was replaced):
+			// no snapshot brings a delete back. Its own stream waits for this call, so
+			// nothing of it can overtake the delete, which waits for the retry.
+			return g.keep(heldEvent{key: key, ev: ev}, err)
 		}
 		return err
 	}
@@ -275,29 +278,18 @@ func (g *gate) submit(ctx context.Context, key watch.StreamKey, epoch int, ev wo
 	// No worker now (its branch's worker is being replaced or stopped), or, for a delete, the
 	// stream gave up the hand-over: the event is kept for the retry, so that a delete is not
 	// lost (a snapshot does not bring it back), and what follows waits behind it.
+	return g.keep(heldEvent{key: key, ev: ev}, err)
+}
+
+// keep holds h for the retry and arms it, unless the target was detached meanwhile (then
+// it is let go, as apply did with the rest).
+func (g *gate) keep(h heldEvent, err error) error {
 	g.mu.Lock()
-	if !g.detached { // detached meanwhile: let go, as apply did with the rest
-		g.held = append(g.held, heldEvent{key: key, ev: ev})
+	if !g.detached {
+		g.held = append(g.held, h)
 	}
 	g.mu.Unlock()
 	return g.later(err)
-}
-
-// keepDelete holds a delete whose stream gave up its hand-over (the stream stopped, its
-// subscription was replaced): no snapshot brings a delete back, so it waits with the
-// target's held events for the retry. Its own stream waits for this call, so nothing of it
-// can overtake the delete; the caller does not hold the turn, and takes none.
-func (g *gate) keepDelete(key watch.StreamKey, ev worker.Event) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.detached {
-		return
-	}
-	g.held = append(g.held, heldEvent{key: key, ev: ev})
-	if !g.retrying {
-		g.retrying = true
-		g.arm(max(retryDelay, time.Until(g.gatherEnd)))
-	}
 }
 
 // timeout hands over what a round gathered when some stream never delivered its snapshot,

@@ -7,17 +7,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 	"github.com/gitops-reverser/gitops-reverser/internal/watch"
 )
 
-// A target detached while its gate gathers hands nothing over and arms no retry: what it
-// gathered is let go (it attaches again with fresh snapshots).
-func TestADetachedGateHandsNothingOverAndStopsRetrying(t *testing.T) {
+// gatheringOfTwo is a target's gate gathering the first snapshots of two streams (ConfigMaps
+// and Services), with their sinks, writing through a real worker and Git server.
+func gatheringOfTwo(t *testing.T) (*gate, *testenv.GitServer, *sink, *sink) {
 	w, g := startWorker(t)
 	gate := gateTo(w)
 	cms := &sink{target: "team/live", sub: subscription(t, configMaps, "", "a"), fingerprint: "0/1", gate: gate}
 	svcs := &sink{target: "team/live", sub: subscription(t, services, "", "a"), fingerprint: "0/1", gate: gate}
 	gate.expect(map[watch.StreamKey]string{cms.sub.Key: "0/1", svcs.sub.Key: "0/1"})
+	return gate, g, cms, svcs
+}
+
+// A target detached while its gate gathers hands nothing over and arms no retry: what it
+// gathered is let go (it attaches again with fresh snapshots).
+func TestADetachedGateHandsNothingOverAndStopsRetrying(t *testing.T) {
+	gate, g, cms, svcs := gatheringOfTwo(t)
 	ctx := context.Background()
 	if err := cms.Snapshot(ctx, configMaps, []watch.Object{configMapWith("a", "x", "1")}); err != nil {
 		t.Fatal(err)
@@ -51,11 +59,7 @@ func TestALateOlderViewIsIgnored(t *testing.T) {
 // retry waits for the gathering's end, and the start's snapshots land together in one
 // commit when the last one arrives.
 func TestAFailedHandOverDoesNotCutAGatheringShort(t *testing.T) {
-	w, g := startWorker(t)
-	gate := gateTo(w)
-	cms := &sink{target: "team/live", sub: subscription(t, configMaps, "", "a"), fingerprint: "0/1", gate: gate}
-	svcs := &sink{target: "team/live", sub: subscription(t, services, "", "a"), fingerprint: "0/1", gate: gate}
-	gate.expect(map[watch.StreamKey]string{cms.sub.Key: "0/1", svcs.sub.Key: "0/1"})
+	gate, g, cms, svcs := gatheringOfTwo(t)
 
 	// Even after a flush stopped the gathering's timer, the retry fires no sooner than the
 	// gathering ends.

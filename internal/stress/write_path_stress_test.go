@@ -401,23 +401,9 @@ func (r *stressRun) churnUntilLoaded() {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	var churn sync.WaitGroup
-	every := func(d time.Duration, f func()) {
-		churn.Go(func() {
-			tick := time.NewTicker(d)
-			defer tick.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-tick.C:
-					f()
-				}
-			}
-		})
-	}
-	every(rotateEvery, r.rotateCredential)
-	every(editTargetEvery, r.editTarget)
-	every(editRuleEvery, r.editRule)
+	churn.Go(func() { every(ctx, rotateEvery, r.rotateCredential) })
+	churn.Go(func() { every(ctx, editTargetEvery, r.editTarget) })
+	churn.Go(func() { every(ctx, editRuleEvery, r.editRule) })
 
 	var load sync.WaitGroup
 	loadBegan := time.Now()
@@ -638,38 +624,48 @@ func (r *stressRun) editRule() {
 	r.note("WatchRule %s/cms edited (alternate form: %t)", tw.ns, (k/int64(len(r.world.targets)))%2 == 0)
 }
 
+// every calls f every d until ctx ends (pacing a load generator, not waiting for a
+// condition).
+func every(ctx context.Context, d time.Duration, f func()) {
+	tick := time.NewTicker(d)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			f()
+		}
+	}
+}
+
+// sampleOnce reads the registry once: how many worker loops run, and whether two of one
+// branch ever did.
+func (r *stressRun) sampleOnce() {
+	r.samples.Add(1)
+	n := int64(r.pipeline.Workers.Running())
+	for {
+		m := r.maxRunning.Load()
+		if n <= m || r.maxRunning.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	if n > branchCount {
+		r.overRunning.Add(1)
+	}
+	if r.pipeline.Workers.Overlaps() > 0 && r.overlapSeen.CompareAndSwap(false, true) {
+		r.t.Errorf("two workers of one branch ran at once, first seen %s into the run",
+			time.Since(r.began).Round(time.Millisecond))
+	}
+}
+
 // sampleRegistry reads the registry every sampleEvery until the returned function is called:
 // never more loops running than branches, never a start beside a running worker of its
 // branch.
 func (r *stressRun) sampleRegistry() (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(sampleEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			r.samples.Add(1)
-			n := int64(r.pipeline.Workers.Running())
-			for {
-				m := r.maxRunning.Load()
-				if n <= m || r.maxRunning.CompareAndSwap(m, n) {
-					break
-				}
-			}
-			if n > branchCount {
-				r.overRunning.Add(1)
-			}
-			if r.pipeline.Workers.Overlaps() > 0 && r.overlapSeen.CompareAndSwap(false, true) {
-				r.t.Errorf("two workers of one branch ran at once, first seen %s into the run",
-					time.Since(r.began).Round(time.Millisecond))
-			}
-		}
-	})
+	wg.Go(func() { every(ctx, sampleEvery, r.sampleOnce) })
 	var once sync.Once
 	return func() { once.Do(func() { cancel(); wg.Wait() }) }
 }

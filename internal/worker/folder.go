@@ -50,7 +50,7 @@ func newFolder(repo *gitrepo.Repo, specPath string) *folder {
 }
 
 // begin starts a plan on base, the local tip, loading the index first when there is none.
-// A plan in progress is dropped.
+// A plan in progress is dropped with its effect on the index: begin again plans afresh.
 func (f *folder) begin(base string) error {
 	if f.plan != nil {
 		f.end(false)
@@ -65,12 +65,6 @@ func (f *folder) begin(base string) error {
 	}
 	f.plan = &folderPlan{view: newTreeView(f.repo, base, f.prefix), kust: kz}
 	return nil
-}
-
-// restart drops the plan and its effect on the index and begins again on base.
-func (f *folder) restart(base string) error {
-	f.end(false)
-	return f.begin(base)
 }
 
 // end closes the plan. The index, moved along the plan's edits, is kept only when kept is
@@ -276,9 +270,6 @@ const sopsConfigName = ".sops.yaml"
 
 // changes returns the plan's edits as repository changes.
 func (f *folder) changes() []gitrepo.Change { return f.plan.view.changes() }
-
-// edited reports whether the plan laid any edit.
-func (f *folder) edited() bool { return f.plan != nil && len(f.plan.view.order) > 0 }
 
 // path is the repository path of a file of the folder.
 func (f *folder) path(rel string) string { return tree.Join(f.prefix, rel) }

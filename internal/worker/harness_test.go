@@ -152,15 +152,22 @@ func (r *rig) waitFor(what string, cond func() bool) {
 	r.t.Fatalf("timed out waiting for %s; worker log:\n%s", what, r.logs.String())
 }
 
+// waitStatus polls the worker's status until cond holds, and returns that status.
+func (r *rig) waitStatus(what string, cond func(Status) bool) Status {
+	r.t.Helper()
+	var st Status
+	r.waitFor(what, func() bool {
+		var err error
+		st, err = r.worker.Status(r.ctx())
+		return err == nil && cond(st)
+	})
+	return st
+}
+
 // settled waits until the worker has nothing open, closed or pending.
 func (r *rig) settled() Status {
 	r.t.Helper()
-	var st Status
-	r.waitFor("the worker to push everything", func() bool {
-		var err error
-		st, err = r.worker.Status(r.ctx())
-		return err == nil && st.Ready && st.PendingWrite == 0 && r.idle()
-	})
+	st := r.waitStatus("the worker to push everything", func(st Status) bool { return st.Ready && st.PendingWrite == 0 && r.idle() })
 	if !st.Ledger.Balanced() {
 		r.t.Errorf("the ledger does not add up: %+v", st.Ledger)
 	}

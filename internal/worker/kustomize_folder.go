@@ -26,14 +26,15 @@ type repoFiles struct {
 }
 
 // ReadFile bounds every file kustomize reads, whatever its name (a kustomization may list
-// bomb.txt as a resource), before kustomize parses it.
+// bomb.txt as a resource), before kustomize parses it; the folder's YAML files were bounded
+// when the folder was read (checkYAML).
 func (r repoFiles) ReadFile(p string) ([]byte, bool, error) {
-	content, ok := r.folder[p]
-	var err error
-	if !ok {
+	content, inFolder := r.folder[p]
+	ok, err := inFolder, error(nil)
+	if !inFolder {
 		content, ok, err = r.repo.ReadFile(r.commit, p)
 	}
-	if err == nil && ok {
+	if err == nil && ok && !(inFolder && layout.ReadsAsYAML(p)) {
 		err = bounds.CheckYAML(p, content)
 	}
 	if err != nil {

@@ -133,7 +133,7 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 			excluded[id] = true
 			refusals = append(refusals, p.failed)
 			kept = append(kept, refusedChanges([]action{p.failedAction}, b.target, b.author, seq)...)
-			if err := f.restart(s.localTip); err != nil {
+			if err := f.begin(s.localTip); err != nil {
 				return nil, fmt.Errorf("GitTarget %s: %w", b.target, err)
 			}
 			continue
@@ -150,7 +150,7 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 		refusals = append(refusals, p.refusal)
 		objectActions := slices.DeleteFunc(slices.Clone(p.actions), func(a action) bool { return a.id.String() != object })
 		kept = append(kept, refusedChanges(objectActions, b.target, b.author, seq)...)
-		if err := f.restart(s.localTip); err != nil { // plan again from the tip
+		if err := f.begin(s.localTip); err != nil { // plan again from the tip
 			return nil, fmt.Errorf("GitTarget %s: %w", b.target, err)
 		}
 	}

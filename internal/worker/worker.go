@@ -119,7 +119,7 @@ func (w *Worker) Submit(ctx context.Context, ev Event) error {
 	if err != nil {
 		return err
 	}
-	ev.seq, ev.changes = seq, 0
+	ev.seq = seq
 	if ev.Op == OpDelete && !w.journal.record(ev) {
 		w.log.Info("the journal of deletes is full: this delete is written as usual, but not kept across a restart",
 			"target", ev.Target, "object", ev.ID.String(), "limit", MaxJournalEntries)

@@ -1,29 +1,15 @@
 package worker
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
 
-// nestedAliases is a kustomization-listed file of levels × width nested aliases: a few
-// hundred bytes that expand to width^levels values in any parser that resolves them.
+// nestedAliases is a ConfigMap whose data is an alias bomb (testenv.AliasBomb).
 func nestedAliases(levels, width int) string {
-	var b strings.Builder
-	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\n  namespace: team-a\ndata:\n  a0: &a0 [x]\n")
-	for l := 1; l <= levels; l++ {
-		fmt.Fprintf(&b, "  a%d: &a%d [", l, l)
-		for i := 0; i < width; i++ {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "*a%d", l-1)
-		}
-		b.WriteString("]\n")
-	}
-	return b.String()
+	return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\n  namespace: team-a\ndata:\n" + testenv.AliasBomb(levels, width, 2)
 }
 
 // Hostile files in a target's folder — an alias bomb a kustomization lists, a file over the
@@ -45,12 +31,7 @@ func TestHostileFilesRefuseTheirFolderByName(t *testing.T) {
 			}, func(cfg *Config) { cfg.MaxFileBytes = 4 << 20 })
 			r.setTarget(TargetConfig{Name: "team/other", Path: "clusters/prod", Prune: PruneOnEvent})
 			r.submit(upsert("alice", "team-a", "waiting", "1"))
-			var st Status
-			r.waitFor("the folder to be refused", func() bool {
-				var err error
-				st, err = r.worker.Status(r.ctx())
-				return err == nil && st.Refused["team/live"] != ""
-			})
+			st := r.waitStatus("the folder to be refused", func(st Status) bool { return st.Refused["team/live"] != "" })
 			if msg := st.Refused["team/live"]; !strings.Contains(msg, strings.TrimPrefix(c.file, "clusters/dev/")) || !strings.Contains(msg, c.bound) {
 				t.Fatalf("refusal %q, want it to name the file and the bound", msg)
 			}

@@ -14,10 +14,7 @@ func TestPushesWaitForTheCooldown(t *testing.T) {
 	r.waitFor("the first write to be pushed", func() bool { return r.server.Pushes(repoName) == 1 })
 
 	r.submit(upsert("alice", "team-a", "second", "1"))
-	r.waitFor("the second write to be decided", func() bool {
-		st, err := r.worker.Status(r.ctx())
-		return err == nil && st.PendingWrite == 1 && r.idle()
-	})
+	r.waitStatus("the second write to be decided", func(st Status) bool { return st.PendingWrite == 1 && r.idle() })
 	st, err := r.worker.Status(r.ctx())
 	if err != nil {
 		t.Fatal(err)

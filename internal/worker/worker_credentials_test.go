@@ -23,12 +23,7 @@ func TestWrongPasswordIsReportedWithoutRetryStormOrLeak(t *testing.T) {
 		c.RetryMin, c.RetryMax = 10*time.Millisecond, time.Hour
 	})
 	r.submit(upsert("alice", "team-a", "cfg", "1"))
-	var st Status
-	r.waitFor("the authentication failure to be reported", func() bool {
-		var err error
-		st, err = r.worker.Status(r.ctx())
-		return err == nil && st.LastError != ""
-	})
+	st := r.waitStatus("the authentication failure to be reported", func(st Status) bool { return st.LastError != "" })
 	if !strings.Contains(st.LastError, "authentication") {
 		t.Fatalf("LastError = %q, want it to say authentication failed", st.LastError)
 	}

@@ -40,10 +40,7 @@ func TestADeleteUnpushedAtStopLandsThroughTheNextWorker(t *testing.T) {
 	// The remote goes down; the delete is committed locally and cannot be pushed.
 	first.http.SetDown(true)
 	first.submit(deleteEvent("alice", "team-a", "doomed"))
-	first.waitFor("the delete to be committed locally", func() bool {
-		st, err := first.worker.Status(first.ctx())
-		return err == nil && st.PendingWrite == 1
-	})
+	first.waitStatus("the delete to be committed locally", func(st Status) bool { return st.PendingWrite == 1 })
 	first.cancel()
 	<-first.worker.Done()
 	if entries := journalEntries(journal); len(entries) != 1 {
@@ -106,15 +103,9 @@ func TestARepeatedDeleteStaysJournaledUntilTheRemoteHasIt(t *testing.T) {
 
 	r.http.SetDown(true)
 	r.submit(deleteEvent("alice", "team-a", "doomed"))
-	r.waitFor("the delete to be committed locally", func() bool {
-		st, err := r.worker.Status(r.ctx())
-		return err == nil && st.PendingWrite == 1
-	})
+	r.waitStatus("the delete to be committed locally", func(st Status) bool { return st.PendingWrite == 1 })
 	r.submit(deleteEvent("bob", "team-a", "doomed"))
-	r.waitFor("the second delete to be planned", func() bool {
-		st, err := r.worker.Status(r.ctx())
-		return err == nil && st.Ledger.Unchanged == 1
-	})
+	r.waitStatus("the second delete to be planned", func(st Status) bool { return st.Ledger.Unchanged == 1 })
 	if entries := journalEntries(journal); len(entries) != 1 {
 		t.Fatalf("journal while the delete is not pushed: %+v, want it kept", entries)
 	}
@@ -150,5 +141,29 @@ func TestADeleteOfAnObjectNeverWrittenLeavesNoJournalEntry(t *testing.T) {
 	// journal's copy of a delete it holds itself).
 	if st.Ledger.Received != 3 {
 		t.Fatalf("ledger %+v, want 3 changes received", st.Ledger)
+	}
+}
+
+// A deleted GitTarget's recorded deletes are dropped with it, and a delete of it handed over
+// late is not recorded, until the target is set on a worker again.
+func TestADeletedGitTargetLeavesNothingInTheJournal(t *testing.T) {
+	gone := deleteEvent("alice", "team-a", "x")
+	gone.Target, gone.seq = "team/gone", 1
+	live := deleteEvent("alice", "team-a", "y")
+	live.seq = 2
+	j := loadedJournal()
+	j.record(gone)
+	j.record(live)
+
+	j.ForgetTarget("team/gone")
+	gone.seq = 3
+	j.record(gone) // late, from a stream still stopping
+	if entries := journalEntries(j); len(entries) != 1 || entries[0].Target != "team/live" {
+		t.Fatalf("journal after the target was deleted: %+v", entries)
+	}
+	j.revive("team/gone") // created again and set on a worker
+	j.record(gone)
+	if entries := journalEntries(j); len(entries) != 2 {
+		t.Fatalf("a target set again does not record its deletes: %+v", entries)
 	}
 }

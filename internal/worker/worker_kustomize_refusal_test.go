@@ -117,12 +117,7 @@ func TestAKustomizationWithAnUnsupportedFeatureRefusesTheFolder(t *testing.T) {
 	}
 	r := rigOn(t, files)
 	r.submit(upsert("alice", "team-a", "other", "one"))
-	var st Status
-	r.waitFor("the refusal", func() bool {
-		var err error
-		st, err = r.worker.Status(r.ctx())
-		return err == nil && st.Refused["team/live"] != ""
-	})
+	st := r.waitStatus("the refusal", func(st Status) bool { return st.Refused["team/live"] != "" })
 	if msg := st.Refused["team/live"]; !strings.Contains(msg, "namePrefix") || !strings.Contains(msg, "kustomization.yaml") {
 		t.Fatalf("the refusal %q does not name the feature and the file", msg)
 	}

@@ -14,10 +14,7 @@ func TestPendingWritesArePushedWhenTheServerReturns(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		r.submit(upsert("alice", "team-a", fmt.Sprintf("during-%d", i), "1"))
 	}
-	r.waitFor("the push to fail while the server is down", func() bool {
-		st, err := r.worker.Status(r.ctx())
-		return err == nil && st.Failures >= 2 && st.PendingWrite > 0
-	})
+	r.waitStatus("the push to fail while the server is down", func(st Status) bool { return st.Failures >= 2 && st.PendingWrite > 0 })
 	r.http.SetDown(false)
 	st := r.settled()
 	if st.LastError != "" || st.Failures != 0 {

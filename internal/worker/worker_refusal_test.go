@@ -16,12 +16,7 @@ func TestRefusedFolderParksChangesUntilItIsFixed(t *testing.T) {
 		"clusters/dev/junk.bin": "\x00\x01binary",
 	})
 	r.submit(upsert("alice", "team-a", "waiting", "1"))
-	var st Status
-	r.waitFor("the folder to be refused", func() bool {
-		var err error
-		st, err = r.worker.Status(r.ctx())
-		return err == nil && st.Refused["team/live"] != ""
-	})
+	st := r.waitStatus("the folder to be refused", func(st Status) bool { return st.Refused["team/live"] != "" })
 	if !strings.Contains(st.Refused["team/live"], "junk.bin") {
 		t.Fatalf("refusal = %q, want it to name the file", st.Refused["team/live"])
 	}
@@ -53,10 +48,7 @@ func TestARefusedFolderDoesNotHoldBackTheOtherTargetsOfItsBranch(t *testing.T) {
 	})
 	r.setTarget(TargetConfig{Name: "team/other", Path: "clusters/prod", Prune: PruneOnEvent})
 	r.submit(upsert("alice", "team-a", "waiting", "1"))
-	r.waitFor("the folder to be refused", func() bool {
-		st, err := r.worker.Status(r.ctx())
-		return err == nil && st.Refused["team/live"] != ""
-	})
+	r.waitStatus("the folder to be refused", func(st Status) bool { return st.Refused["team/live"] != "" })
 	for i := 0; i < 3; i++ { // each lands while the refused folder waits
 		ev := upsert("bob", "team-b", "flowing", string(rune('1'+i)))
 		ev.Target = "team/other"

@@ -23,10 +23,7 @@ func TestReplayKeepsForeignChangesAndEveryDecidedWrite(t *testing.T) {
 		r.submit(upsert("alice", "team-a", fmt.Sprintf("shared-%d", i), "v1"))
 		r.submit(upsert("alice", "team-a", fmt.Sprintf("mine-%d", i), "new"))
 	}
-	r.waitFor("the writes to be decided and pending", func() bool {
-		st, err := r.worker.Status(r.ctx())
-		return err == nil && st.PendingWrite == 10 && r.idle()
-	})
+	r.waitStatus("the writes to be decided and pending", func(st Status) bool { return st.PendingWrite == 10 && r.idle() })
 
 	var foreign []string
 	push := func(change testenv.ForeignChange) {
