@@ -4,6 +4,7 @@ package controller_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,13 +42,23 @@ func TestACommitRequestOfAnUnattributedChangeReportsItsAuthorUnresolved(t *testi
 		return own.Client.Get(ctx, keyOf(ns, "live"), gt) == nil && isTrue(gt.Status.Conditions, v1.ConditionReady)
 	})
 
-	if err := own.Client.Create(ctx, configMap(ns, "change", map[string]string{"v": "1"})); err != nil {
-		t.Fatal(err)
-	}
 	// The change waits up to the attribution grace for its author before it reaches the
 	// window; a request that overtakes it finds nothing pending, and the next one asks again.
+	// The window's update reaches the worker some time after Ready: a change the old
+	// half-second window committed on its own is replaced by a newer one.
+	cm := configMap(ns, "change", map[string]string{"v": "0"})
+	if err := own.Client.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	path := "live/" + ns + "/core/configmaps/change.yaml"
 	end := time.Now().Add(deadline)
 	for i := 0; ; i++ {
+		if strings.Contains(r.file(path), fmt.Sprintf("v: %q", cm.Data["v"])) {
+			cm.Data["v"] = fmt.Sprint(i + 1)
+			if err := own.Client.Update(ctx, cm); err != nil {
+				t.Fatal(err)
+			}
+		}
 		req := &v1.CommitRequest{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("save-%d", i)},
 			Spec: v1.CommitRequestSpec{TargetRef: v1.LocalObjectReference{Name: "live"}, Message: "save"}}
 		if err := own.Client.Create(ctx, req); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,6 +63,10 @@ func StartControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
 		BinaryAssetsDirectory: assets,
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme,
+		// envtest waits 20 s for each process by default; kube-apiserver alone takes longer
+		// than that on a loaded two-core machine starting several control planes at once.
+		ControlPlaneStartTimeout: 2 * time.Minute,
+		ControlPlaneStopTimeout:  time.Minute,
 	}
 	for _, opt := range opts {
 		opt(env)
@@ -75,6 +80,8 @@ func StartControlPlane(opts ...ControlPlaneOption) (*ControlPlane, error) {
 	}
 	cfg, err := env.Start()
 	if err != nil {
+		// A failed start can leave a process of its last attempt running.
+		_ = env.Stop()
 		return nil, fmt.Errorf("start control plane: %w", err)
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
