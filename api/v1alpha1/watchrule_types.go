@@ -48,7 +48,21 @@ type WatchRuleSpec struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=64
 	Rules []ResourceRule `json:"rules"`
+
+	// ServiceAccountName is a service account of the rule's namespace whose rights the rule
+	// has: a resource that account may not list and watch in this namespace is not
+	// mirrored, and the rule says so (reason Forbidden). Without it the operator's
+	// --default-service-account applies when set, and otherwise the operator's own rights.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 }
+
+// ConditionAuthorized is set on a WatchRule with a service account (its own or the
+// operator's --default-service-account): False with reason Forbidden names each resource
+// that account may not list and watch, which is then not mirrored.
+const ConditionAuthorized = "Authorized"
 
 // WatchRuleStatus reports whether the rule's resources resolved.
 type WatchRuleStatus struct {

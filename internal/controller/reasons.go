@@ -27,4 +27,6 @@ const (
 	ReasonOwnershipUnknown    = "OwnershipUnknown"
 	ReasonWritesHeld          = "WritesHeld"
 	ReasonAuthorUnresolved    = "AuthorUnresolved"
+	ReasonForbidden           = "Forbidden"
+	ReasonAccessUnknown       = "AccessUnknown"
 )

@@ -77,7 +77,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
 		},
 		func() error { return mgr.AddReadyzCheck("discovery", p.DiscoveryRan) },
 		func() error {
-			return (&WatchRuleReconciler{Client: c, Catalog: p.Catalog, Sensitive: p.Sensitive, Recheck: rulesRecheck}).SetupWithManager(mgr)
+			return (&WatchRuleReconciler{Client: c, Catalog: p.Catalog, Access: p.Access, Sensitive: p.Sensitive, Recheck: rulesRecheck}).SetupWithManager(mgr)
 		},
 		func() error {
 			return (&ClusterWatchRuleReconciler{Client: c, Catalog: p.Catalog, Sensitive: p.Sensitive, Recheck: clusterRulesRecheck}).SetupWithManager(mgr)

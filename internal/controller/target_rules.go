@@ -50,8 +50,9 @@ func namespaceInfos(ctx context.Context, c client.Reader) ([]watch.NamespaceInfo
 }
 
 // claimsOfTarget compiles every rule naming t. Rules that do not compile are reported on
-// their own status by their reconcilers; here they only contribute what resolved.
-func claimsOfTarget(ctx context.Context, c client.Reader, cat watch.ResourceLister, t *v1.GitTarget) ([]watch.Claim, error) {
+// their own status by their reconcilers; here they only contribute what resolved, and of a
+// WatchRule only what its service account may read (access).
+func claimsOfTarget(ctx context.Context, c client.Reader, cat watch.ResourceLister, access *watch.Access, t *v1.GitTarget) ([]watch.Claim, error) {
 	rules, cluster, err := rulesOf(ctx, c, t)
 	if err != nil {
 		return nil, err
@@ -59,9 +60,14 @@ func claimsOfTarget(ctx context.Context, c client.Reader, cat watch.ResourceList
 	var claims []watch.Claim
 	for i := range rules {
 		got, _, err := watch.CompileWatchRule(&rules[i], cat)
-		if err == nil {
-			claims = append(claims, got...)
+		if err != nil {
+			continue
 		}
+		permitted, _, err := access.Filter(ctx, &rules[i], got)
+		if err != nil {
+			return nil, err
+		}
+		claims = append(claims, permitted...)
 	}
 	if len(cluster) > 0 {
 		nss, err := namespaceInfos(ctx, c)

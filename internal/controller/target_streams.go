@@ -18,7 +18,7 @@ import (
 // gathers into one resync.
 func (r *GitTargetReconciler) runStreams(ctx context.Context, t *v1.GitTarget, sealer *targetSealer) *problem {
 	name := client.ObjectKeyFromObject(t).String()
-	claims, err := claimsOfTarget(ctx, r.Client, r.Pipeline.Catalog, t)
+	claims, err := claimsOfTarget(ctx, r.Client, r.Pipeline.Catalog, r.Pipeline.Access, t)
 	if err != nil {
 		return &problem{condition: v1.ConditionStreamsRunning, reason: ReasonStreamsStarting, transient: true, message: err.Error()}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,6 +29,8 @@ const ruleRequeue = 30 * time.Second
 type WatchRuleReconciler struct {
 	client.Client
 	Catalog *watch.Catalog
+	// Access decides what the rule's service account may have mirrored.
+	Access *watch.Access
 	// Sensitive names the types written only encrypted.
 	Sensitive watch.SensitiveTypes
 	// Recheck carries requests to look at rules again when the catalog changes.
@@ -53,12 +56,40 @@ func (r *WatchRuleReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 	target := client.ObjectKey{Namespace: rule.Namespace, Name: rule.Spec.TargetRef.Name}
 	unresolved = append(unresolved, plaintextSecretsNote(ctx, r.Client, r.Sensitive, target, claims)...)
 	conds := conditions{list: &rule.Status.Conditions, generation: rule.Generation}
-	reportRule(ctx, r.Client, conds, err, unresolved, target)
+	if !r.reportAccess(ctx, conds, &rule, claims, err) {
+		reportRule(ctx, r.Client, conds, err, unresolved, target)
+	}
 	rule.Status.ObservedGeneration = rule.Generation
 	if err := r.Status().Patch(ctx, &rule, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
 		return reconcile.Result{}, fmt.Errorf("update status of WatchRule %s: %w", req.NamespacedName, err)
 	}
 	return reconcile.Result{RequeueAfter: ruleRequeue}, nil
+}
+
+// reportAccess sets Authorized from what the rule's service account may read, and Ready
+// with it when some resource is forbidden or the authorizer did not answer; it reports
+// whether it set Ready.
+func (r *WatchRuleReconciler) reportAccess(ctx context.Context, conds conditions, rule *v1.WatchRule, claims []watch.Claim, compileErr error) bool {
+	sa := r.Access.ServiceAccountOf(rule)
+	if sa == "" || compileErr != nil {
+		meta.RemoveStatusCondition(conds.list, v1.ConditionAuthorized)
+		return false
+	}
+	_, forbidden, err := r.Access.Filter(ctx, rule, claims)
+	switch {
+	case err != nil:
+		msg := fmt.Sprintf("could not check the rights of service account %q: %s", sa, err)
+		conds.set(v1.ConditionAuthorized, false, ReasonAccessUnknown, msg)
+		conds.ready(false, ReasonAccessUnknown, msg, false)
+		return true
+	case len(forbidden) > 0:
+		msg := strings.Join(forbidden, "; ") + "; the rule's other resources are mirrored"
+		conds.set(v1.ConditionAuthorized, false, ReasonForbidden, msg)
+		conds.ready(false, ReasonForbidden, msg, false)
+		return true
+	}
+	conds.set(v1.ConditionAuthorized, true, ReasonReady, fmt.Sprintf("service account %q may list and watch every resource of the rule", sa))
+	return false
 }
 
 func (r *WatchRuleReconciler) rulesOfTarget(ctx context.Context, o client.Object) []reconcile.Request {

@@ -84,7 +84,8 @@ func Run(ctx context.Context, opts Options) error {
 		workDir = filepath.Join(os.TempDir(), "gitops-reverser")
 	}
 	wiring := pipeline.Options{WorkDir: workDir, Tune: opts.Tune, StateNamespace: stateNamespace(opts), MaxFileBytes: opts.MaxFileBytes,
-		Attribution: index, AttributionGrace: opts.AttributionGrace, SensitiveTypes: sensitive}
+		Attribution: index, AttributionGrace: opts.AttributionGrace, SensitiveTypes: sensitive,
+		DefaultServiceAccount: opts.DefaultServiceAccount}
 	if err := controller.Setup(ctx, mgr, controller.SetupOptions{Options: wiring, StatusResync: opts.StatusResync, OnPipeline: opts.OnPipeline}); err != nil {
 		return fmt.Errorf("set up controllers: %w", err)
 	}

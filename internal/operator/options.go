@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/bounds"
 	"github.com/gitops-reverser/gitops-reverser/internal/controller"
@@ -55,6 +56,9 @@ type Options struct {
 	SensitiveTypes string
 	// StatusResync is how often a ready GitTarget's status is refreshed without a change.
 	StatusResync time.Duration
+	// DefaultServiceAccount, when set, is the service account of its own namespace whose
+	// rights a WatchRule without spec.serviceAccountName has (docs/tenancy.md).
+	DefaultServiceAccount string
 }
 
 // BindFlags registers the options on fs with their defaults.
@@ -76,6 +80,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.SensitiveTypes, "sensitive-types", "", "Comma-separated resource types written only encrypted, like Secrets (which always are), as resource.group, e.g. \"certificates.cert-manager.io,configmaps\".")
 	fs.DurationVar(&o.StatusResync, "status-resync", controller.DefaultStatusResync, "How often a ready GitTarget's status (last commit, retained documents) is refreshed without a change; changes of its conditions are reported as they happen.")
 	fs.Int64Var(&o.MaxFileBytes, "max-file-bytes", bounds.DefaultMaxFileBytes, "Size of the largest file read from a repository; a folder holding a larger one (or a YAML file whose aliases expand beyond a million values) is refused by name and nothing else stops.")
+	fs.StringVar(&o.DefaultServiceAccount, "default-service-account", "", "Lockdown for tenants: a WatchRule without spec.serviceAccountName mirrors only what this service account of the rule's namespace may list and watch (docs/tenancy.md); empty gives such rules the operator's own rights.")
 	fs.DurationVar(&o.AttributionGrace, "attribution-grace", 3*time.Second, "How long a change waits for the audit event that names its author before it is committed as unknown (attribution unresolved).")
 }
 
@@ -91,6 +96,9 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("the audit webhook needs --audit-cert-file, --audit-key-file and --audit-client-ca-file (kube-apiserver's client certificate is verified), or --audit-insecure for local use")
 	case o.AttributionGrace < 0:
 		return fmt.Errorf("--attribution-grace must not be negative")
+	case o.DefaultServiceAccount != "" && len(validation.IsDNS1123Subdomain(o.DefaultServiceAccount)) > 0:
+		return fmt.Errorf("--default-service-account %q is not a service account name: %s", o.DefaultServiceAccount,
+			strings.Join(validation.IsDNS1123Subdomain(o.DefaultServiceAccount), "; "))
 	case o.StatusResync < 0:
 		return fmt.Errorf("--status-resync must not be negative (0 means the default, %s)", controller.DefaultStatusResync)
 	}

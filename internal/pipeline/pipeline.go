@@ -55,6 +55,9 @@ type Pipeline struct {
 	// persists it (docs/branch-worker.md#restart).
 	Journal      *worker.Journal
 	JournalStore *JournalStore
+	// Access decides which resources a WatchRule's service account may have mirrored
+	// (docs/tenancy.md).
+	Access *watch.Access
 }
 
 // Options configure a Pipeline.
@@ -76,6 +79,9 @@ type Options struct {
 	CatalogOptions []watch.CatalogOption
 	// MaxFileBytes bounds every file a branch worker reads (0: bounds.DefaultMaxFileBytes).
 	MaxFileBytes int64
+	// DefaultServiceAccount, when set, gives every WatchRule without
+	// spec.serviceAccountName the rights of that service account of its namespace.
+	DefaultServiceAccount string
 }
 
 // New builds the pipeline on the API server of cfg; c reads and writes the operator's own
@@ -114,6 +120,7 @@ func New(ctx context.Context, cfg *rest.Config, c client.Client, reader client.R
 		Journal:      journal,
 		JournalStore: &JournalStore{Journal: journal, Reader: reader, Writer: c, Namespace: opts.StateNamespace,
 			Log: log.WithName("journal")},
+		Access: watch.NewAccess(c, opts.DefaultServiceAccount),
 	}, nil
 }
 
