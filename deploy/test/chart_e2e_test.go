@@ -3,6 +3,7 @@
 package test
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -99,6 +100,8 @@ func TestChartAppliesCleanly(t *testing.T) {
 				t.Errorf("default args %q: want --leader-elect and no --audit-*", args)
 			}
 			find(t, objs, "Role", "-leader-election")
+			find(t, objs, "ValidatingAdmissionPolicy", "-dry-run-only")
+			find(t, objs, "ValidatingAdmissionPolicyBinding", "-dry-run-only")
 			watched := rules(t, find(t, objs, "ClusterRole", "-watched-types"))
 			want := []any{map[string]any{"apiGroups": []any{"*"}, "resources": []any{"*"}, "verbs": []any{"get", "list", "watch", "update"}}}
 			if !reflect.DeepEqual(watched, want) {
@@ -137,6 +140,19 @@ func TestChartAppliesCleanly(t *testing.T) {
 				t.Errorf("image %v", img)
 			}
 		}},
+		{"tenancy lockdown, audit names, no policy", map[string]any{
+			"tenancy":          map[string]any{"defaultServiceAccount": "mirror"},
+			"attribution":      map[string]any{"enabled": true, "allowedNames": []any{"kube-apiserver", "apiserver-2"}},
+			"dryRunOnlyPolicy": map[string]any{"enabled": false},
+		}, func(t *testing.T, objs []*unstructured.Unstructured) {
+			args := containerArgs(t, find(t, objs, "Deployment", releaseName))
+			if !hasArg(args, "--default-service-account=mirror") || !hasArg(args, "--audit-allowed-names=kube-apiserver,apiserver-2") {
+				t.Errorf("args %q: want --default-service-account and --audit-allowed-names", args)
+			}
+			if n := countKinds(objs)["ValidatingAdmissionPolicy"]; n != 0 {
+				t.Errorf("%d ValidatingAdmissionPolicies with dryRunOnlyPolicy.enabled=false", n)
+			}
+		}},
 		{"no leader election", map[string]any{"leaderElection": map[string]any{"enabled": false}}, func(t *testing.T, objs []*unstructured.Unstructured) {
 			if hasArg(containerArgs(t, find(t, objs, "Deployment", releaseName)), "--leader-elect") {
 				t.Error("--leader-elect with leaderElection.enabled=false")
@@ -163,6 +179,19 @@ func TestChartAppliesCleanly(t *testing.T) {
 			applyDryRun(t, append(append([]*unstructured.Unstructured{}, crds...), objs...))
 		})
 	}
+}
+
+// policySpec is the dry-run-only policy's spec as JSON, with the operator's namespace
+// written NS.
+func policySpec(t *testing.T, objs []*unstructured.Unstructured, namespace string) string {
+	t.Helper()
+	spec, _, _ := unstructured.NestedMap(find(t, objs, "ValidatingAdmissionPolicy", "-dry-run-only").Object, "spec")
+	b, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.ReplaceAll(string(b), "serviceaccount:"+namespace+":", "serviceaccount:NS:")
+	return strings.ReplaceAll(s, "'"+namespace+"'", "'NS'")
 }
 
 // Values the chart refuses, through values.schema.json or a template's fail.
@@ -206,6 +235,11 @@ func TestChartMatchesConfigDefault(t *testing.T) {
 		if a, b := rules(t, find(t, objs, r.kind, r.suffix)), rules(t, find(t, plain, r.kind, r.suffix)); !reflect.DeepEqual(a, b) {
 			t.Errorf("%s *%s: chart grants %v, config/default %v", r.kind, r.suffix, a, b)
 		}
+	}
+	// The policy differs only in the ServiceAccount's namespace and name.
+	chartPolicy, plainPolicy := policySpec(t, objs, releaseNamespace), policySpec(t, plain, installNamespace)
+	if chartPolicy != plainPolicy {
+		t.Errorf("dry-run-only policy: chart\n%s\nconfig/default\n%s", chartPolicy, plainPolicy)
 	}
 	chartPod, _, _ := unstructured.NestedMap(find(t, objs, "Deployment", releaseName).Object, "spec", "template", "spec")
 	plainPod, _, _ := unstructured.NestedMap(find(t, plain, "Deployment", "gitops-reverser").Object, "spec", "template", "spec")

@@ -35,14 +35,15 @@ func TestConfigDefaultAppliesCleanly(t *testing.T) {
 	want := map[string]int{
 		"Namespace": 1, "CustomResourceDefinition": 5, "ServiceAccount": 1,
 		"ClusterRole": 3, "ClusterRoleBinding": 2, "Role": 2, "RoleBinding": 2,
-		"Deployment": 1, "Service": 1,
+		"Deployment": 1, "Service": 1, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
 	}
 	if got := countKinds(objs); !equalCounts(got, want) {
 		t.Fatalf("config/default renders %v, want %v", got, want)
 	}
 	for _, o := range objs {
 		switch o.GetKind() {
-		case "Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding":
+		case "Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding",
+			"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
 			if o.GetNamespace() != "" {
 				t.Errorf("%s %s is cluster-scoped but has namespace %q", o.GetKind(), o.GetName(), o.GetNamespace())
 			}

@@ -14,6 +14,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,7 +35,8 @@ func TestOperatorRunsWithTheInstalledRBAC(t *testing.T) {
 	ensureNamespace(t, ctx, installNamespace)
 	for _, o := range kustomize(t, filepath.Join(repoRoot(t), "config", "default")) {
 		switch o.GetKind() {
-		case "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+		case "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+			"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
 			if err := cp.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(o),
 				client.FieldOwner("gitops-reverser-install-test"), client.ForceOwnership); err != nil {
 				t.Fatalf("apply %s %s: %v", o.GetKind(), o.GetName(), err)
@@ -56,13 +58,16 @@ func TestOperatorRunsWithTheInstalledRBAC(t *testing.T) {
 	if !apierrors.IsForbidden(err) {
 		t.Fatalf("the ServiceAccount created a ConfigMap (error %v); want Forbidden", err)
 	}
+	ns := "rbac-check"
+	ensureNamespace(t, ctx, ns)
+	writesOnlyDryRuns(t, ctx, saClient, ns)
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		done <- operator.Run(runCtx, operator.Options{
 			Kubeconfig: kubeconfig, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
 			LeaderElect: true, LeaderElectionID: "rbac-test", LeaderElectionNS: installNamespace,
-			WorkDir: t.TempDir(),
+			WorkDir: t.TempDir(), StateNamespace: installNamespace,
 		})
 	}()
 	t.Cleanup(func() {
@@ -82,8 +87,13 @@ func TestOperatorRunsWithTheInstalledRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	front := git.ServeHTTP(t, testenv.HTTPAuth{Username: "bot", Password: "s3cret-pass"})
-	ns := "rbac-check"
-	ensureNamespace(t, ctx, ns)
+	// The rule has the rights of a service account of its namespace (docs/tenancy.md): the
+	// operator may ask the authorizer, and the policy lets it.
+	mustCreate(t, ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mirror"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch"}}}})
+	mustCreate(t, ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mirror"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "mirror"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "mirror", Namespace: ns}}})
 	mustCreate(t, ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "auth"},
 		StringData: map[string]string{"username": "bot", "password": "s3cret-pass"}})
 	mustCreate(t, ctx, &v1.GitProvider{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "origin"}, Spec: v1.GitProviderSpec{
@@ -95,8 +105,8 @@ func TestOperatorRunsWithTheInstalledRBAC(t *testing.T) {
 	}}
 	mustCreate(t, ctx, gt)
 	mustCreate(t, ctx, &v1.WatchRule{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cms"}, Spec: v1.WatchRuleSpec{
-		TargetRef: v1.LocalObjectReference{Name: "live"},
-		Rules:     []v1.ResourceRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}}},
+		TargetRef: v1.LocalObjectReference{Name: "live"}, ServiceAccountName: "mirror",
+		Rules: []v1.ResourceRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}}},
 	}})
 	mustCreate(t, ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}, Data: map[string]string{"color": "blue"}})
 
@@ -117,6 +127,43 @@ func TestOperatorRunsWithTheInstalledRBAC(t *testing.T) {
 	var lease coordinationv1.Lease
 	if err := cp.Client.Get(ctx, client.ObjectKey{Namespace: installNamespace, Name: "rbac-test"}, &lease); err != nil {
 		t.Fatalf("the leader election Lease: %v", err)
+	}
+}
+
+// writesOnlyDryRuns shows the policy gitops-reverser-dry-run-only at work: RBAC lets the
+// operator's ServiceAccount update any object (a server-side dry-run needs it), and the API
+// server refuses every such update that is not a dry-run.
+func writesOnlyDryRuns(t *testing.T, ctx context.Context, sa client.Client, ns string) {
+	t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "workload"}, Data: map[string]string{"replicas": "1"}}
+	mustCreate(t, ctx, cm)
+	var refusal error
+	eventually(t, ctx, "the policy to refuse the ServiceAccount's real update", func() bool {
+		if err := sa.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil {
+			t.Fatalf("the ServiceAccount reads the ConfigMap: %v", err)
+		}
+		cm.Data["replicas"] = "100"
+		refusal = sa.Update(ctx, cm)
+		return refusal != nil
+	})
+	if !strings.Contains(refusal.Error(), "dry-run") {
+		t.Fatalf("the real update was refused for another reason: %v", refusal)
+	}
+	// (Until the policy took effect, the updates went through: compare with the object as
+	// it is now.)
+	var before, after corev1.ConfigMap
+	if err := cp.Client.Get(ctx, client.ObjectKeyFromObject(cm), &before); err != nil {
+		t.Fatal(err)
+	}
+	if err := sa.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["replicas"] = "1000"
+	if err := sa.Update(ctx, cm, client.DryRunAll); err != nil {
+		t.Fatalf("the ServiceAccount's server-side dry-run was refused: %v", err)
+	}
+	if err := cp.Client.Get(ctx, client.ObjectKeyFromObject(cm), &after); err != nil || after.Data["replicas"] != before.Data["replicas"] {
+		t.Fatalf("the ConfigMap after the dry-run: %v (before %v), %v", after.Data, before.Data, err)
 	}
 }
 
