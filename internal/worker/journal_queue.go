@@ -16,11 +16,12 @@ const journalPoll = 200 * time.Millisecond
 const journalWait = 2 * time.Minute
 
 // queueJournal queues, for each target set on the worker, the deletes the journal keeps for
-// it that the worker does not hold a newer change of, one batch per author, ahead of the
-// target's other batches: they were handed to an earlier worker (or to this one before the
-// target was removed). They wait for the target's first snapshot batch, or journalWait;
-// a snapshot queued behind them supersedes those of objects that exist again. Each is a
-// change received.
+// it that the worker does not hold a newer change of, one batch per author: they were
+// handed to an earlier worker (or to this one before the target was removed). They wait
+// for the target's first snapshot batch, or journalWait. Each goes ahead of the target's
+// first batch stamped after it, so that a snapshot taken later supersedes the delete of an
+// object that exists again, and one taken earlier cannot bring back what the delete
+// removed. Each is a change received.
 func (s *branchState) queueJournal(now time.Time) {
 	for name, ts := range s.targets {
 		if !ts.journalDue {
@@ -32,33 +33,70 @@ func (s *branchState) queueJournal(now time.Time) {
 		}
 		ts.journalDue = false
 		newest := s.newestChanges(name)
-		var batches []*batch
-		byAuthor := map[Author]*batch{}
+		type place struct {
+			at     int
+			author Author
+		}
+		var places []place
+		byPlace := map[place]*batch{}
 		for _, ev := range s.cfg.Journal.pending(name) {
 			if newest[ev.ID] >= ev.seq {
 				continue // the worker holds this delete, or a newer change of the object
 			}
-			b := byAuthor[ev.Author]
+			p := place{at: s.firstStampedAfter(name, ev.seq), author: ev.Author}
+			b := byPlace[p]
 			if b == nil {
 				b = &batch{target: name, author: ev.Author, reason: closeJournal}
-				byAuthor[ev.Author] = b
-				batches = append(batches, b)
+				byPlace[p] = b
+				places = append(places, p)
 			}
 			ev.changes = 1
 			b.events = append(b.events, ev)
 			b.received = append(b.received, now)
 			s.count(outcomeReceived, 1)
 		}
-		if len(batches) == 0 {
+		if len(places) == 0 {
 			continue
 		}
-		s.cfg.Log.Info("queued the deletes an earlier worker received", "target", name, "batches", len(batches))
-		at := slices.IndexFunc(s.closed, func(b *batch) bool { return b.target == name })
-		if at < 0 {
-			at = len(s.closed)
+		s.cfg.Log.Info("queued the deletes an earlier worker received", "target", name, "batches", len(places))
+		// From the last place to the first, so that the earlier indices stay valid; batches
+		// of one place keep the order of their first delete.
+		slices.SortStableFunc(places, func(a, b place) int { return b.at - a.at })
+		for i := 0; i < len(places); {
+			j := i
+			var group []*batch
+			for ; j < len(places) && places[j].at == places[i].at; j++ {
+				group = append(group, byPlace[places[j]])
+			}
+			s.closed = slices.Insert(s.closed, places[i].at, group...)
+			i = j
 		}
-		s.closed = slices.Insert(s.closed, at, batches...)
 	}
+}
+
+// firstStampedAfter is the index in s.closed of the target's first batch holding a change
+// stamped after seq, or len(s.closed).
+func (s *branchState) firstStampedAfter(target string, seq uint64) int {
+	at := slices.IndexFunc(s.closed, func(b *batch) bool {
+		if b.target != target {
+			return false
+		}
+		for _, ev := range b.events {
+			if ev.seq > seq {
+				return true
+			}
+		}
+		for _, snap := range b.snapshots {
+			if snap.seq > seq {
+				return true
+			}
+		}
+		return false
+	})
+	if at < 0 {
+		return len(s.closed)
+	}
+	return at
 }
 
 // journalWake is when queueJournal next has something to decide: a target whose deletes

@@ -167,3 +167,39 @@ func TestADeletedGitTargetLeavesNothingInTheJournal(t *testing.T) {
 		t.Fatalf("a target set again does not record its deletes: %+v", entries)
 	}
 }
+
+// A delete recorded by an earlier worker after the target's snapshot was taken lands after
+// that snapshot, not ahead of it: planned first, it would find nothing to delete and the
+// older snapshot would bring the document back (a credential rotation replaced the worker
+// while the snapshot waited for the target, and the old worker got the delete).
+func TestAJournalDeleteNewerThanTheWaitingSnapshotLandsAfterIt(t *testing.T) {
+	journal := loadedJournal()
+	r := newRig(t, func(c *Config) { c.Journal = journal })
+	r.settled()
+	if err := r.worker.RemoveTarget(r.ctx(), "team/live"); err != nil {
+		t.Fatal(err)
+	}
+	// The snapshot listing the object arrives first and waits for its target.
+	if err := r.worker.Resync(r.ctx(), teamASnapshot(listed("doomed", "1"), listed("kept", "1"))); err != nil {
+		t.Fatal(err)
+	}
+	r.waitStatus("the snapshot to wait for its target", func(st Status) bool { return st.Ledger.Open > 0 })
+	// Then the object is deleted, and an earlier worker of the branch records the delete.
+	seq, err := journal.stamp(r.ctx(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !journal.record(Event{Target: "team/live", Author: Author{Name: "alice", Email: "alice@example.com"}, Op: OpDelete,
+		Type: configMapType, ID: layout.Identity{Kind: "ConfigMap", Namespace: "team-a", Name: "doomed"}, seq: seq}) {
+		t.Fatal("the journal refused the delete")
+	}
+	r.setTarget(TargetConfig{Name: "team/live", Path: "clusters/dev", Prune: PruneOnEvent})
+	r.waitFor("the snapshot's other object", func() bool { return r.hasFile(cmPath("team-a", "kept")) })
+	r.settled()
+	if r.hasFile(cmPath("team-a", "doomed")) {
+		t.Fatalf("the deleted object's document is in Git: the delete was planned before the older snapshot\n%v", subjects(r.log()))
+	}
+	if entries := journalEntries(journal); len(entries) != 0 {
+		t.Fatalf("journal: %+v, want empty once the delete landed", entries)
+	}
+}
