@@ -55,6 +55,8 @@ const (
 	refuseEveryNth = 10
 	// goneAfter is how many changes are made before the one forced 410 Gone.
 	goneAfter = 2000
+	// goneAttempts bounds the cuts made to see a 410 Gone.
+	goneAttempts = 3
 
 	rotateEvery     = 3 * time.Second
 	editTargetEvery = 2 * time.Second
@@ -694,10 +696,35 @@ func (r *stressRun) forceGoneOnce(loaded <-chan struct{}) {
 	r.note("gap begins: no more deletes in the namespaces of OnEvent targets")
 	r.ops.Lock()
 	r.ops.Unlock() // only to wait out the changes begun before gap was set
+	// A stream that sees the cut as an error event, not as a closed channel, takes a new
+	// snapshot without asking for its old position (docs/watch-streams.md#resume-or-re-snapshot),
+	// so no 410 comes when every stream happens to see it so: then the cut is made again.
+	gone := 0
+	for attempt := 1; gone == 0; attempt++ {
+		if attempt > goneAttempts {
+			r.t.Errorf("no stream was answered 410 Gone after %d cuts", goneAttempts)
+			return
+		}
+		var ok bool
+		if gone, ok = r.cutUntilCompacted(targets); !ok {
+			return
+		}
+	}
+	r.gap.Store(false)
+	r.note("gap ends: every stream took a new snapshot, %d of %d after 410 Gone", gone, len(targets))
+	r.t.Logf("410 Gone forced after %d changes: every stream re-snapshotted within %s, %d of %d after 410 Gone",
+		r.done.Load(), time.Since(began).Round(time.Millisecond), gone, len(targets))
+}
+
+// cutUntilCompacted waits for every stream to be past the last change, cuts the operator off
+// the API server until etcd compacted past the cut, and waits for every stream to take a new
+// snapshot. It returns how many streams were ever answered 410 Gone; false when a step
+// failed the test.
+func (r *stressRun) cutUntilCompacted(targets []*targetWorld) (int, bool) {
 	before, err := r.currentRV()
 	if err != nil {
 		r.t.Errorf("410: %v", err)
-		return
+		return 0, false
 	}
 	if !r.step("every stream past the last change before the gap", func() (bool, string) {
 		for _, tw := range targets {
@@ -708,7 +735,7 @@ func (r *stressRun) forceGoneOnce(loaded <-chan struct{}) {
 		}
 		return true, ""
 	}) {
-		return
+		return 0, false
 	}
 	snapshots := map[string]int{}
 	for _, tw := range targets {
@@ -723,7 +750,7 @@ func (r *stressRun) forceGoneOnce(loaded <-chan struct{}) {
 	if err != nil {
 		r.t.Errorf("410: %v", err)
 		r.proxy.SetDown(false)
-		return
+		return 0, false
 	}
 	compacted := r.step("etcd to compact past the cut", func() (bool, string) {
 		ctx, cancel := r.ctx()
@@ -736,13 +763,10 @@ func (r *stressRun) forceGoneOnce(loaded <-chan struct{}) {
 	r.proxy.SetDown(false)
 	r.note("the operator reaches the API server again (etcd compacted past %s: %t)", cut, compacted)
 	if !compacted {
-		return
+		return 0, false
 	}
-	// A stream whose cut reached it as an error event, not as a closed channel, takes a new
-	// snapshot without asking for its old position (docs/watch-streams.md#resume-or-re-snapshot):
-	// every stream re-snapshots, most of them after 410 Gone, and at least one must.
 	gone := 0
-	if !r.step("every stream to take a new snapshot after the gap, one at least after 410 Gone", func() (bool, string) {
+	ok := r.step("every stream to take a new snapshot after the gap", func() (bool, string) {
 		gone = 0
 		for _, tw := range targets {
 			st, ok := configMapStream(r.pipeline, tw)
@@ -753,14 +777,9 @@ func (r *stressRun) forceGoneOnce(loaded <-chan struct{}) {
 				gone++
 			}
 		}
-		return gone > 0, "no stream was answered 410 Gone"
-	}) {
-		return
-	}
-	r.gap.Store(false)
-	r.note("gap ends: every stream took a new snapshot, %d of %d after 410 Gone", gone, len(targets))
-	r.t.Logf("410 Gone forced after %d changes: every stream re-snapshotted within %s, %d of %d after 410 Gone",
-		r.done.Load(), time.Since(began).Round(time.Millisecond), gone, len(targets))
+		return true, ""
+	})
+	return gone, ok
 }
 
 // step waits for cond within stepDeadline; past it, it fails the test with every
