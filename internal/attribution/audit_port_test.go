@@ -13,7 +13,7 @@ import (
 func clientCert(t *testing.T, serverCA, ca *testCA, cn string) *tls.Config {
 	t.Helper()
 	cfg := clientTLS(t, serverCA, nil)
-	c, k := ca.issue(t, cn, false)
+	c, k := ca.Issue(t, cn, false)
 	pair, err := tls.X509KeyPair(c, k)
 	if err != nil {
 		t.Fatal(err)
@@ -78,8 +78,8 @@ func TestAuditPortCertificatesAreReloadedWhenTheirFilesChange(t *testing.T) {
 	}
 
 	newServerCA, newClientCA := newTestCA(t, "server-ca-2"), newTestCA(t, "client-ca-2")
-	cert, key := newServerCA.issue(t, "gitops-reverser-audit", true)
-	for path, data := range map[string][]byte{cfg.CertFile: cert, cfg.KeyFile: key, cfg.ClientCAFile: newClientCA.pem} {
+	cert, key := newServerCA.Issue(t, "gitops-reverser-audit", true)
+	for path, data := range map[string][]byte{cfg.CertFile: cert, cfg.KeyFile: key, cfg.ClientCAFile: newClientCA.PEM} {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ package controller_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -188,13 +189,26 @@ func TestAnUnreachableWebhookStillLandsCommitsAuthoredUnknown(t *testing.T) {
 // for a webhook that is gone.
 func auditedControlPlane(t *testing.T, addr string) *testenv.ControlPlane {
 	t.Helper()
+	return auditingControlPlane(t, addr, testenv.WebhookKubeconfig("http://"+addr+"/audit-webhook", "", "", ""), nil)
+}
+
+// auditingControlPlane starts a control plane whose audit webhook (hook) posts to addr. Once
+// the test's operator stopped, a sink answers there (over TLS with sinkTLS when set), so that
+// kube-apiserver can flush its audit batches and stop.
+func auditingControlPlane(t *testing.T, addr, hook string, sinkTLS *tls.Config) *testenv.ControlPlane {
+	t.Helper()
 	sink := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })}
 	t.Cleanup(func() { _ = sink.Shutdown(context.Background()) }) // runs last
-	own := testenv.NewControlPlane(t, testenv.WithAuditWebhook(t, testenv.WebhookKubeconfig("http://"+addr+"/audit-webhook", "", "", ""))...)
+	own := testenv.NewControlPlane(t, testenv.WithAuditWebhook(t, hook)...)
 	t.Cleanup(func() { // runs before the control plane stops
-		if l, err := net.Listen("tcp", addr); err == nil {
-			go func() { _ = sink.Serve(l) }()
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return
 		}
+		if sinkTLS != nil {
+			l = tls.NewListener(l, sinkTLS)
+		}
+		go func() { _ = sink.Serve(l) }()
 	})
 	return own
 }
