@@ -76,6 +76,19 @@ func NewGitServer(t testing.TB) *GitServer {
 func (g *GitServer) ServeHTTP(t testing.TB, auth HTTPAuth) *HTTPFrontend {
 	t.Helper()
 	f, err := g.StartHTTP(auth)
+	return stopAtEnd(t, f, err)
+}
+
+// ServeHTTPS is ServeHTTP over TLS, with a server certificate for 127.0.0.1 that ca signs.
+func (g *GitServer) ServeHTTPS(t testing.TB, auth HTTPAuth, ca *CA) *HTTPFrontend {
+	t.Helper()
+	cert, key := ca.Issue(t, "git.example", true)
+	f, err := g.StartHTTPS(auth, cert, key)
+	return stopAtEnd(t, f, err)
+}
+
+func stopAtEnd(t testing.TB, f *HTTPFrontend, err error) *HTTPFrontend {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}

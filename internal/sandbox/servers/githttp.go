@@ -1,6 +1,7 @@
 package servers
 
 import (
+	"crypto/tls"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -47,6 +48,20 @@ type HTTPFrontend struct {
 
 // StartHTTP starts a smart HTTP front end on a loopback port. Stop it with Close.
 func (g *GitServer) StartHTTP(auth HTTPAuth) (*HTTPFrontend, error) {
+	return g.startHTTP(auth, nil)
+}
+
+// StartHTTPS starts the front end over TLS with the server certificate and key (PEM), as a
+// private Git server whose CA the client must be given.
+func (g *GitServer) StartHTTPS(auth HTTPAuth, certPEM, keyPEM []byte) (*HTTPFrontend, error) {
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("git https front end: %w", err)
+	}
+	return g.startHTTP(auth, &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12})
+}
+
+func (g *GitServer) startHTTP(auth HTTPAuth, tlsCfg *tls.Config) (*HTTPFrontend, error) {
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
 		return nil, fmt.Errorf("git http front end: %w", err)
@@ -55,7 +70,11 @@ func (g *GitServer) StartHTTP(auth HTTPAuth) (*HTTPFrontend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("git http front end: %w", err)
 	}
-	f := &HTTPFrontend{server: g, auth: auth, base: "http://" + ln.Addr().String(), served: make(chan struct{})}
+	scheme := "http://"
+	if tlsCfg != nil {
+		ln, scheme = tls.NewListener(ln, tlsCfg), "https://"
+	}
+	f := &HTTPFrontend{server: g, auth: auth, base: scheme + ln.Addr().String(), served: make(chan struct{})}
 	backend := &cgi.Handler{
 		Path:       gitPath,
 		Args:       []string{"http-backend"},
