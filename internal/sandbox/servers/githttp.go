@@ -1,9 +1,9 @@
 package servers
 
 import (
-	"crypto/tls"
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
