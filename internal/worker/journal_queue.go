@@ -18,10 +18,11 @@ const journalWait = 2 * time.Minute
 // queueJournal queues, for each target set on the worker, the deletes the journal keeps for
 // it that the worker does not hold a newer change of, one batch per author: they were
 // handed to an earlier worker (or to this one before the target was removed). They wait
-// for the target's first snapshot batch, or journalWait. Each goes ahead of the target's
-// first batch stamped after it, so that a snapshot taken later supersedes the delete of an
-// object that exists again, and one taken earlier cannot bring back what the delete
-// removed. Each is a change received.
+// for the target's first snapshot batch, or journalWait. A delete goes right after the last
+// of the target's batches that holds an older change of its object (a snapshot listing it,
+// an upsert), so that nothing older brings back what it removed; with none it goes ahead of
+// the target's batches, so that a snapshot taken later, listing an object created again,
+// supersedes it. Each is a change received.
 func (s *branchState) queueJournal(now time.Time) {
 	for name, ts := range s.targets {
 		if !ts.journalDue {
@@ -32,6 +33,10 @@ func (s *branchState) queueJournal(now time.Time) {
 			continue
 		}
 		ts.journalDue = false
+		if s.window != nil && s.window.target == name {
+			// An older change in the open window would land after the delete.
+			s.closeWindow(closeJournal)
+		}
 		newest := s.newestChanges(name)
 		type place struct {
 			at     int
@@ -43,7 +48,7 @@ func (s *branchState) queueJournal(now time.Time) {
 			if newest[ev.ID] >= ev.seq {
 				continue // the worker holds this delete, or a newer change of the object
 			}
-			p := place{at: s.firstStampedAfter(name, ev.seq), author: ev.Author}
+			p := place{at: s.placeOfDelete(name, ev.ID), author: ev.Author}
 			b := byPlace[p]
 			if b == nil {
 				b = &batch{target: name, author: ev.Author, reason: closeJournal}
@@ -74,29 +79,43 @@ func (s *branchState) queueJournal(now time.Time) {
 	}
 }
 
-// firstStampedAfter is the index in s.closed of the target's first batch holding a change
-// stamped after seq, or len(s.closed).
-func (s *branchState) firstStampedAfter(target string, seq uint64) int {
-	at := slices.IndexFunc(s.closed, func(b *batch) bool {
+// placeOfDelete is the index in s.closed a recorded delete of the target's object goes to:
+// after the last of the target's batches holding a change of the object (all older than the
+// delete: a newer one skips it), else ahead of the target's first batch, else at the end.
+func (s *branchState) placeOfDelete(target string, id layout.Identity) int {
+	first := -1
+	for i := len(s.closed) - 1; i >= 0; i-- {
+		b := s.closed[i]
 		if b.target != target {
-			return false
+			continue
 		}
-		for _, ev := range b.events {
-			if ev.seq > seq {
-				return true
-			}
+		if b.holds(id) {
+			return i + 1
 		}
-		for _, snap := range b.snapshots {
-			if snap.seq > seq {
-				return true
-			}
-		}
-		return false
-	})
-	if at < 0 {
+		first = i
+	}
+	if first < 0 {
 		return len(s.closed)
 	}
-	return at
+	return first
+}
+
+// holds reports whether the batch has a change of the object: an event, or a snapshot that
+// lists it.
+func (b *batch) holds(id layout.Identity) bool {
+	for _, ev := range b.events {
+		if ev.ID == id {
+			return true
+		}
+	}
+	for _, snap := range b.snapshots {
+		for _, o := range snap.Objects {
+			if o.ID == id {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // journalWake is when queueJournal next has something to decide: a target whose deletes

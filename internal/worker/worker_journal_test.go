@@ -203,3 +203,38 @@ func TestAJournalDeleteNewerThanTheWaitingSnapshotLandsAfterIt(t *testing.T) {
 		t.Fatalf("journal: %+v, want empty once the delete landed", entries)
 	}
 }
+
+// The same for an upsert that waited for its target: a delete an earlier worker recorded
+// after it goes after it, also when the upsert's batch holds a later change of another
+// object.
+func TestAJournalDeleteNewerThanAWaitingUpsertLandsAfterIt(t *testing.T) {
+	journal := loadedJournal()
+	r := newRig(t, func(c *Config) { c.Journal = journal })
+	r.settled()
+	if err := r.worker.RemoveTarget(r.ctx(), "team/live"); err != nil {
+		t.Fatal(err)
+	}
+	r.submit(upsert("alice", "team-a", "doomed", "1"))
+	seq, err := journal.stamp(r.ctx(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.submit(upsert("alice", "team-a", "other", "1"))
+	if err := r.worker.Resync(r.ctx(), teamASnapshot(listed("other", "1"))); err != nil {
+		t.Fatal(err)
+	}
+	r.waitStatus("the changes to wait for their target", func(st Status) bool { return st.Ledger.Open >= 3 })
+	if !journal.record(Event{Target: "team/live", Author: Author{Name: "alice", Email: "alice@example.com"}, Op: OpDelete,
+		Type: configMapType, ID: layout.Identity{Kind: "ConfigMap", Namespace: "team-a", Name: "doomed"}, seq: seq}) {
+		t.Fatal("the journal refused the delete")
+	}
+	r.setTarget(TargetConfig{Name: "team/live", Path: "clusters/dev", Prune: PruneOnEvent})
+	r.waitFor("the other object", func() bool { return r.hasFile(cmPath("team-a", "other")) })
+	r.settled()
+	if r.hasFile(cmPath("team-a", "doomed")) {
+		t.Fatalf("the deleted object's document is in Git: the delete was planned before the older upsert\n%v", subjects(r.log()))
+	}
+	if entries := journalEntries(journal); len(entries) != 0 {
+		t.Fatalf("journal: %+v, want empty once the delete landed", entries)
+	}
+}
