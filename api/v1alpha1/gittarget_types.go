@@ -36,7 +36,33 @@ const (
 	PruneAlways PruneMode = "Always"
 )
 
+// ApplyTriggerReference names the trigger, in the GitTarget's namespace, through which the
+// operator asks a GitOps applier to apply the branch (docs/two-way.md).
+type ApplyTriggerReference struct {
+	// Kind of the trigger.
+	// +kubebuilder:validation:Enum=FluxTrigger
+	Kind string `json:"kind"`
+
+	// Name of the trigger.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// RefusalPolicy says what happens to a live object whose change the folder refuses.
+// +kubebuilder:validation:Enum=Ignore;Reapply
+type RefusalPolicy string
+
+const (
+	// RefusalIgnore leaves the live object as it is and reports the refusal.
+	RefusalIgnore RefusalPolicy = "Ignore"
+	// RefusalReapply asks the applier to apply the branch again, so that the cluster goes
+	// back to what Git holds.
+	RefusalReapply RefusalPolicy = "Reapply"
+)
+
 // GitTargetSpec says where in which repository branch the mirror is written.
+// +kubebuilder:validation:XValidation:rule="!has(self.onRefusal) || self.onRefusal != 'Reapply' || has(self.applyTriggerRef)",message="onRefusal: Reapply needs spec.applyTriggerRef: the applier that reapplies the branch"
 type GitTargetSpec struct {
 	// GitProviderRef names the GitProvider to write through. A GitProvider in another
 	// namespace must admit this namespace in its spec.accessFrom.
@@ -72,6 +98,19 @@ type GitTargetSpec struct {
 	// they are.
 	// +optional
 	Placement *PlacementSpec `json:"placement,omitempty"`
+
+	// ApplyTriggerRef names the trigger through which a GitOps applier (Flux) applies this
+	// target's folder: the operator then coordinates with it instead of racing it
+	// (docs/two-way.md).
+	// +optional
+	ApplyTriggerRef *ApplyTriggerReference `json:"applyTriggerRef,omitempty"`
+
+	// OnRefusal says what happens to a live object whose change the folder refuses: Ignore
+	// (the default) reports it; Reapply, which needs applyTriggerRef, asks the applier to
+	// put the cluster back to what Git holds.
+	// +optional
+	// +kubebuilder:default=Ignore
+	OnRefusal RefusalPolicy `json:"onRefusal,omitempty"`
 }
 
 // GitProviderReference names a GitProvider, in this namespace unless Namespace is set.

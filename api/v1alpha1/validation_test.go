@@ -302,3 +302,36 @@ func TestCommitRequestRefusesEmptyMessage(t *testing.T) {
 	}
 	expectRefused(t, cp.Client.Create(ctx(t), cr), "spec.message")
 }
+
+func TestGitTargetReapplyOnRefusalNeedsAnApplyTrigger(t *testing.T) {
+	err := cp.Client.Create(ctx(t), target("reapply-alone", func(gt *v1.GitTarget) { gt.Spec.OnRefusal = v1.RefusalReapply }))
+	expectRefused(t, err, "onRefusal: Reapply needs spec.applyTriggerRef")
+	ok := target("reapply-with-trigger", func(gt *v1.GitTarget) {
+		gt.Spec.OnRefusal = v1.RefusalReapply
+		gt.Spec.ApplyTriggerRef = &v1.ApplyTriggerReference{Kind: "FluxTrigger", Name: "apps"}
+	})
+	if err := cp.Client.Create(ctx(t), ok); err != nil {
+		t.Fatalf("Reapply with an applyTriggerRef was refused: %v", err)
+	}
+	plain := target("refusal-default", nil)
+	if err := cp.Client.Create(ctx(t), plain); err != nil {
+		t.Fatal(err)
+	}
+	if plain.Spec.OnRefusal != v1.RefusalIgnore {
+		t.Fatalf("onRefusal defaulted to %q, want Ignore", plain.Spec.OnRefusal)
+	}
+	err = cp.Client.Create(ctx(t), target("unknown-trigger-kind", func(gt *v1.GitTarget) {
+		gt.Spec.ApplyTriggerRef = &v1.ApplyTriggerReference{Kind: "Jenkins", Name: "x"}
+	}))
+	expectRefused(t, err, "spec.applyTriggerRef.kind")
+}
+
+func TestFluxTriggerNeedsAKustomizationName(t *testing.T) {
+	ft := &v1.FluxTrigger{ObjectMeta: metav1.ObjectMeta{Name: "no-name", Namespace: ns}}
+	expectRefused(t, cp.Client.Create(ctx(t), ft), "spec.kustomizationRef.name")
+	ft = &v1.FluxTrigger{ObjectMeta: metav1.ObjectMeta{Name: "apps", Namespace: ns},
+		Spec: v1.FluxTriggerSpec{KustomizationRef: v1.KustomizationReference{Name: "apps", Namespace: "flux-system"}}}
+	if err := cp.Client.Create(ctx(t), ft); err != nil {
+		t.Fatalf("a good FluxTrigger was refused: %v", err)
+	}
+}

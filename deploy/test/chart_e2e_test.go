@@ -69,8 +69,8 @@ func chartCRDs(t testing.TB, ch *chart.Chart) []*unstructured.Unstructured {
 	for _, crd := range ch.CRDObjects() {
 		objs = append(objs, decodeYAML(t, crd.Filename, crd.File.Data)...)
 	}
-	if len(objs) != 5 {
-		t.Fatalf("the chart holds %d CRDs, want 5 (%s)", len(objs), names(objs))
+	if len(objs) != 6 {
+		t.Fatalf("the chart holds %d CRDs, want 6 (%s)", len(objs), names(objs))
 	}
 	return objs
 }

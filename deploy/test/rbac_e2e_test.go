@@ -3,8 +3,11 @@
 package test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -61,6 +64,7 @@ func TestOperatorRunsWithTheInstalledRBAC(t *testing.T) {
 	ns := "rbac-check"
 	ensureNamespace(t, ctx, ns)
 	writesOnlyDryRuns(t, ctx, saClient, ns)
+	theExemptionsAreNarrow(t, ctx, saClient, ns)
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -124,6 +128,23 @@ func TestOperatorRunsWithTheInstalledRBAC(t *testing.T) {
 	eventually(t, ctx, "the CommitRequest answered", func() bool {
 		return cp.Client.Get(ctx, client.ObjectKeyFromObject(cr), cr) == nil && cr.Status.SHA != ""
 	})
+	// A delete goes through the journal of deletes (docs/branch-worker.md#restart): the
+	// policy lets the operator create and update that Secret, and it ends empty.
+	if err := cp.Client.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, "the delete in Git", func() bool {
+		_, err := git.ReadFile("mirror.git", "main", "live/"+ns+"/core/configmaps/app.yaml")
+		return err != nil
+	})
+	eventually(t, ctx, "the journal of deletes written and emptied again", func() bool {
+		var journal corev1.Secret
+		if cp.Client.Get(ctx, client.ObjectKey{Namespace: installNamespace, Name: "gitops-reverser-deletes"}, &journal) != nil {
+			return false
+		}
+		entries, err := journalEntries(journal.Data["deletes.json.gz"])
+		return err == nil && entries == 0
+	})
 	var lease coordinationv1.Lease
 	if err := cp.Client.Get(ctx, client.ObjectKey{Namespace: installNamespace, Name: "rbac-test"}, &lease); err != nil {
 		t.Fatalf("the leader election Lease: %v", err)
@@ -165,6 +186,49 @@ func writesOnlyDryRuns(t *testing.T, ctx context.Context, sa client.Client, ns s
 	if err := cp.Client.Get(ctx, client.ObjectKeyFromObject(cm), &after); err != nil || after.Data["replicas"] != before.Data["replicas"] {
 		t.Fatalf("the ConfigMap after the dry-run: %v (before %v), %v", after.Data, before.Data, err)
 	}
+}
+
+// theExemptionsAreNarrow shows that what the policy lets the operator write for itself is
+// no more than that: another Secret of its namespace, a token Secret, a Lease elsewhere.
+func theExemptionsAreNarrow(t *testing.T, ctx context.Context, sa client.Client, ns string) {
+	t.Helper()
+	other := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: installNamespace, Name: "someone-elses"}, StringData: map[string]string{"k": "v"}}
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "someone-elses"}}
+	mustCreate(t, ctx, other)
+	mustCreate(t, ctx, lease)
+	if err := sa.Get(ctx, client.ObjectKeyFromObject(other), other); err != nil {
+		t.Fatal(err)
+	}
+	other.Data["k"] = []byte("changed")
+	if err := sa.Update(ctx, other); err == nil || !strings.Contains(err.Error(), "dry-run") {
+		t.Errorf("the ServiceAccount's update of another Secret of its namespace: %v; want the policy's refusal", err)
+	}
+	token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: installNamespace, Name: "minted",
+		Annotations: map[string]string{"kubernetes.io/service-account.name": "default"}}, Type: corev1.SecretTypeServiceAccountToken}
+	if err := sa.Create(ctx, token); err == nil || !strings.Contains(err.Error(), "dry-run") {
+		t.Errorf("the ServiceAccount's create of a token Secret: %v; want the policy's refusal", err)
+	}
+	if err := sa.Get(ctx, client.ObjectKeyFromObject(lease), lease); err != nil {
+		t.Fatal(err)
+	}
+	holder := "intruder"
+	lease.Spec.HolderIdentity = &holder
+	if err := sa.Update(ctx, lease); err == nil || !strings.Contains(err.Error(), "dry-run") {
+		t.Errorf("the ServiceAccount's update of a Lease outside its namespace: %v; want the policy's refusal", err)
+	}
+}
+
+// journalEntries counts the entries of the journal of deletes (gzip-compressed JSON).
+func journalEntries(data []byte) (int, error) {
+	r, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return 0, err
+	}
+	var entries []json.RawMessage
+	if err := json.NewDecoder(r).Decode(&entries); err != nil {
+		return 0, err
+	}
+	return len(entries), nil
 }
 
 // impersonatingKubeconfig is a kubeconfig with the control plane's admin certificate that
