@@ -56,9 +56,8 @@ func (r *WatchRuleReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 	target := client.ObjectKey{Namespace: rule.Namespace, Name: rule.Spec.TargetRef.Name}
 	unresolved = append(unresolved, plaintextSecretsNote(ctx, r.Client, r.Sensitive, target, claims)...)
 	conds := conditions{list: &rule.Status.Conditions, generation: rule.Generation}
-	if !r.reportAccess(ctx, conds, &rule, claims, err) {
-		reportRule(ctx, r.Client, conds, err, unresolved, target)
-	}
+	reportRule(ctx, r.Client, conds, err, unresolved, target)
+	r.reportAccess(ctx, conds, &rule, claims, err)
 	rule.Status.ObservedGeneration = rule.Generation
 	if err := r.Status().Patch(ctx, &rule, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
 		return reconcile.Result{}, fmt.Errorf("update status of WatchRule %s: %w", req.NamespacedName, err)
@@ -66,30 +65,39 @@ func (r *WatchRuleReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 	return reconcile.Result{RequeueAfter: ruleRequeue}, nil
 }
 
-// reportAccess sets Authorized from what the rule's service account may read, and Ready
-// with it when some resource is forbidden or the authorizer did not answer; it reports
-// whether it set Ready.
-func (r *WatchRuleReconciler) reportAccess(ctx context.Context, conds conditions, rule *v1.WatchRule, claims []watch.Claim, compileErr error) bool {
+// reportAccess sets Authorized from what the rule's service account may read. A forbidden
+// resource, or a question the authorizer did not answer, also makes a rule that was Ready
+// not Ready; a rule not Ready for another reason keeps that reason.
+func (r *WatchRuleReconciler) reportAccess(ctx context.Context, conds conditions, rule *v1.WatchRule, claims []watch.Claim, compileErr error) {
 	sa := r.Access.ServiceAccountOf(rule)
 	if sa == "" || compileErr != nil {
 		meta.RemoveStatusCondition(conds.list, v1.ConditionAuthorized)
-		return false
+		return
 	}
-	_, forbidden, err := r.Access.Filter(ctx, rule, claims)
+	kept, forbidden, err := r.Access.Filter(ctx, rule, claims)
+	ready := meta.IsStatusConditionTrue(*conds.list, v1.ConditionReady)
 	switch {
 	case err != nil:
-		msg := fmt.Sprintf("could not check the rights of service account %q: %s", sa, err)
+		msg := fmt.Sprintf("could not check the rights of service account %q: %s; retrying", sa, err)
 		conds.set(v1.ConditionAuthorized, false, ReasonAccessUnknown, msg)
-		conds.ready(false, ReasonAccessUnknown, msg, false)
-		return true
+		if ready {
+			conds.ready(false, ReasonAccessUnknown, msg, false)
+		}
 	case len(forbidden) > 0:
-		msg := strings.Join(forbidden, "; ") + "; the rule's other resources are mirrored"
+		msg := strings.Join(forbidden, "; ")
+		if len(kept) > 0 {
+			msg += "; the rule's other resources are mirrored"
+		}
 		conds.set(v1.ConditionAuthorized, false, ReasonForbidden, msg)
-		conds.ready(false, ReasonForbidden, msg, false)
-		return true
+		if ready {
+			// Only a person can grant the right: stalled, not reconciling.
+			conds.ready(false, ReasonForbidden, msg, true)
+		}
+	case len(claims) == 0:
+		conds.set(v1.ConditionAuthorized, true, ReasonReady, fmt.Sprintf("the rule names no resource served now; service account %q is asked once it does", sa))
+	default:
+		conds.set(v1.ConditionAuthorized, true, ReasonReady, fmt.Sprintf("service account %q may list and watch every resource of the rule", sa))
 	}
-	conds.set(v1.ConditionAuthorized, true, ReasonReady, fmt.Sprintf("service account %q may list and watch every resource of the rule", sa))
-	return false
 }
 
 func (r *WatchRuleReconciler) rulesOfTarget(ctx context.Context, o client.Object) []reconcile.Request {

@@ -79,6 +79,9 @@ func (a *Access) Filter(ctx context.Context, rule *v1alpha1.WatchRule, claims []
 	if sa == "" {
 		return claims, nil, nil
 	}
+	if a == nil {
+		return nil, nil, fmt.Errorf("the rights of service account %q cannot be checked: no authorizer is wired", sa)
+	}
 	user := serviceAccountUser(rule.Namespace, sa)
 	for _, c := range claims {
 		ok, err := a.mayRead(ctx, user, rule.Namespace, c.Resource.GVR.GroupResource())
@@ -125,8 +128,14 @@ func (a *Access) allowed(ctx context.Context, q accessQuestion) (bool, error) {
 	if err := a.reviewer.Create(ctx, review); err != nil {
 		return false, fmt.Errorf("ask the API server whether %s may %s %s: %w", q.user, q.verb, describeResource(q.gr), err)
 	}
-	a.remember(q, accessAnswer{allowed: review.Status.Allowed && !review.Status.Denied, at: now})
-	return review.Status.Allowed && !review.Status.Denied, nil
+	st := review.Status
+	if !st.Allowed && !st.Denied && st.EvaluationError != "" {
+		// An authorizer failed to answer: no decision, not a denial.
+		return false, fmt.Errorf("the API server could not decide whether %s may %s %s: %s", q.user, q.verb, describeResource(q.gr), st.EvaluationError)
+	}
+	allowed := st.Allowed && !st.Denied
+	a.remember(q, accessAnswer{allowed: allowed, at: now})
+	return allowed, nil
 }
 
 func (a *Access) remember(q accessQuestion, ans accessAnswer) {
