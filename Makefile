@@ -19,8 +19,11 @@ CONTROLLER_GEN := $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.2
 # repository's own script and cached under $$HOME/.cache/gitops-reverser. The first build takes
 # 11-20 minutes on two cores and prints its progress; later runs answer in under a second.
 CONTROL_PLANE := bash hack/tools/control-plane.sh
+# Flux's source-controller and kustomize-controller for the two-way tests (docs/two-way.md),
+# built the same way by the repository's own script: about 12-16 minutes cold, cached after.
+FLUX := bash hack/tools/flux.sh
 
-.PHONY: all build generate verify-generated chart-crds image test unit e2e stress bench bench-micro lint quickstart clean control-plane
+.PHONY: all build generate verify-generated chart-crds image test unit e2e stress bench bench-micro lint quickstart clean control-plane flux
 
 all: build
 
@@ -53,11 +56,14 @@ image: ## Build the container image $(IMG) from the Dockerfile.
 control-plane: ## Build (or find) the test control plane and print its directory.
 	@$(CONTROL_PLANE)
 
+flux: ## Build (or find) Flux's controllers for the two-way tests and print their directory.
+	@$(FLUX)
+
 unit: ## Fast tests: no control plane needed.
 	$(GO) test ./...
 
-e2e: ## Tests against a real kube-apiserver and etcd (and the Git servers).
-	assets=$$($(CONTROL_PLANE)); KUBEBUILDER_ASSETS="$$assets" $(GO) test -tags e2e -count=1 -timeout 40m ./...
+e2e: ## Tests against a real kube-apiserver and etcd (and the Git servers, and Flux).
+	assets=$$($(CONTROL_PLANE)); flux=$$($(FLUX)); KUBEBUILDER_ASSETS="$$assets" FLUX_BIN="$$flux" $(GO) test -tags e2e -count=1 -timeout 40m ./...
 
 # The write path under stress and -race (internal/stress): 8 GitTargets on 2 branches, 5,000
 # changes, rotations, refused pushes and a forced 410; about a minute and a half on two cores

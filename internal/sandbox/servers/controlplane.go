@@ -42,8 +42,13 @@ func WithAPIServerFlag(name, value string) ControlPlaneOption {
 
 // WithCRDDirectory installs the CRDs of dir instead of the module's config/crd.
 func WithCRDDirectory(dir string) ControlPlaneOption {
+	return WithCRDDirectories(dir)
+}
+
+// WithCRDDirectories installs the CRDs of every dir (the module's config/crd only if listed).
+func WithCRDDirectories(dirs ...string) ControlPlaneOption {
 	return func(env *envtest.Environment) {
-		env.CRDDirectoryPaths = []string{dir}
+		env.CRDDirectoryPaths = dirs
 	}
 }
 
