@@ -7,12 +7,14 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,7 +65,12 @@ func TestAForgedAuditEventFromAnotherCertificateNameAuthorsNoCommit(t *testing.T
 		t.Fatal(err)
 	}
 	kubelet := clientTLSWith(t, serverCA, clientCA, "system:node:worker-1")
-	if err := postAudit(addr, kubelet, forgedCreate(cm.Namespace, cm.Name, string(cm.UID), cm.ResourceVersion, "mallory")); err == nil {
+	forged := forgedCreate(cm.Namespace, cm.Name, string(cm.UID), cm.ResourceVersion, "mallory")
+	waitFor(t, "the audit port to answer", func() bool {
+		err = postAudit(addr, kubelet, forged)
+		return !errors.Is(err, syscall.ECONNREFUSED) // not listening yet: ask again
+	})
+	if err == nil {
 		t.Fatal("a kubelet's certificate posted an audit event")
 	}
 

@@ -26,6 +26,7 @@ type Metrics struct {
 	attribution      *prometheus.CounterVec
 	changes          *prometheus.CounterVec
 	changesOpen      *prometheus.GaugeVec
+	applyRequests    *prometheus.CounterVec
 }
 
 const namespace = "gitops_reverser"
@@ -67,6 +68,9 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		changesOpen: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "changes_open",
 			Help: "Changes a branch worker holds that have not ended yet: in a window, held, committed and not pushed, or refused and kept for a retry."},
 			[]string{"branch"}),
+		applyRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "apply_requests_total",
+			Help: "Applies asked of a GitOps applier (docs/two-way.md), by reason (ForeignCommit, CatchUp) and outcome (success, failure)."},
+			[]string{"reason", "outcome"}),
 	}
 	var err error
 	reg1 := func(c prometheus.Collector) prometheus.Collector {
@@ -90,6 +94,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.attribution = reg1(m.attribution).(*prometheus.CounterVec)
 	m.changes = reg1(m.changes).(*prometheus.CounterVec)
 	m.changesOpen = reg1(m.changesOpen).(*prometheus.GaugeVec)
+	m.applyRequests = reg1(m.applyRequests).(*prometheus.CounterVec)
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +119,13 @@ func (m *Metrics) Snapshot(group, resource string) {
 func (m *Metrics) DocumentWritten(operation string) {
 	if m != nil {
 		m.documentsWritten.WithLabelValues(operation).Inc()
+	}
+}
+
+// ApplyRequest counts one apply asked of an applier, by reason and outcome.
+func (m *Metrics) ApplyRequest(reason, outcome string) {
+	if m != nil {
+		m.applyRequests.WithLabelValues(reason, outcome).Inc()
 	}
 }
 

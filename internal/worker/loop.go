@@ -128,10 +128,16 @@ func (s *branchState) setTarget(cfg TargetConfig, remove bool) {
 		return
 	}
 	if ts, ok := s.targets[cfg.Name]; ok && ts.folder.prefix == tree.Folder(cfg.Path) {
+		named := cfg.Apply != nil && (ts.cfg.Apply == nil || *ts.cfg.Apply != *cfg.Apply)
 		ts.cfg = cfg
+		if named {
+			ts.markApply(applyCatchUp, time.Now()) // the target names (another) applier
+		}
 		return
 	}
-	s.targets[cfg.Name] = &targetState{cfg: cfg, folder: newFolder(s.repo, cfg.Path), journalDue: true, journalSince: time.Now()}
+	ts := &targetState{cfg: cfg, folder: newFolder(s.repo, cfg.Path), journalDue: true, journalSince: time.Now()}
+	ts.markApply(applyCatchUp, time.Now())
+	s.targets[cfg.Name] = ts
 	s.releaseAwaiting(cfg.Name)
 }
 
@@ -147,11 +153,13 @@ func (s *branchState) tick(ctx context.Context, now time.Time) {
 	// written: a target reports Ready only when its remote answered.
 	if s.ensureReady(ctx, now) {
 		s.queueJournal(now)
+		s.pollRemote(ctx, now)
 	}
 	s.planClosed(ctx, now, s.recheck(ctx, now))
 	if len(s.pending) > 0 && !now.Before(s.nextPushAt()) {
 		s.push(ctx, now)
 	}
+	s.startApplies(ctx, now)
 	s.scheduleNextRecheck(now)
 }
 
@@ -174,6 +182,9 @@ func (s *branchState) nextWake(now time.Time) time.Time {
 		wake = at
 	}
 	if at, ok := s.nextRecheck(); ok && at.Before(wake) {
+		wake = at
+	}
+	if at, ok := s.applyWake(now); ok && at.Before(wake) {
 		wake = at
 	}
 	if s.pushable() {
@@ -241,6 +252,7 @@ func (s *branchState) status() Status {
 		Held:         map[string]string{},
 		Fidelity:     map[string]Fidelity{},
 		Retained:     map[string]int{},
+		Applies:      map[string]ApplyStatus{},
 		Pushes:       s.pushes,
 		LastPush:     s.lastPush,
 		Failures:     s.failures,
@@ -269,6 +281,9 @@ func (s *branchState) status() Status {
 			st.Held[name] = ts.held.Error()
 		}
 		st.Fidelity[name] = ts.fidelity.status()
+		if ts.cfg.Apply != nil {
+			st.Applies[name] = ts.applyStatus()
+		}
 	}
 	return st
 }

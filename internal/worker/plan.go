@@ -84,6 +84,8 @@ type targetState struct {
 	// (journal_queue.go); journalSince is when the target was set.
 	journalDue   bool
 	journalSince time.Time
+	// apply is the target's applies, when it names an applier (apply.go).
+	apply applyState
 }
 
 // decide plans a batch once, on the local tip, and commits it. It returns nil when the

@@ -71,6 +71,9 @@ func (s *branchState) planClosed(ctx context.Context, now time.Time, recheck boo
 			continue
 		}
 		pw, err := s.decide(ctx, b)
+		if err == nil {
+			s.noteSnapshotPlanned(b)
+		}
 		switch {
 		case err != nil && keptRefusal(err):
 			// Only single objects were refused; they are kept on the target for a retry.
@@ -164,6 +167,7 @@ func (s *branchState) fetchAndReplay(ctx context.Context, now time.Time) bool {
 	tip, err := s.repo.Fetch(rctx, s.cfg.Branch)
 	cancel()
 	if err == nil {
+		s.foreignCommits(s.remoteTip, tip, now)
 		err = s.rebuildOn(tip)
 	}
 	if err != nil {

@@ -70,6 +70,11 @@ type branchState struct {
 	// marks are changes found unchanged while writes were pending: the journal forgets
 	// the deletes they end once nothing is pending (journal_queue.go).
 	marks map[journalMark]uint64
+
+	// pollAt is when a branch with triggered targets is fetched next; applyResults carries
+	// the appliers' answers back into the loop (apply.go).
+	pollAt       time.Time
+	applyResults chan applyResult
 }
 
 // noteError records a failure for status; its text carries no credentials.
@@ -121,6 +126,9 @@ func (s *branchState) recovered() {
 // nextPushAt is when pending writes may be pushed: after the cooldown and any backoff.
 func (s *branchState) nextPushAt() time.Time {
 	at := s.lastPush.Add(s.cfg.PushCooldown)
+	if s.applyDue() {
+		at = time.Time{} // an apply waits for this push: no cooldown
+	}
 	if s.retryAt.After(at) {
 		at = s.retryAt
 	}

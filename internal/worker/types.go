@@ -111,6 +111,9 @@ type TargetConfig struct {
 	// SOPSRules, when set, is the .sops.yaml the first write adds to the folder (its
 	// encryption is on); an existing .sops.yaml is kept.
 	SOPSRules []byte
+	// Apply, when set, names the applier object that applies the folder (the GitTarget's
+	// applyTriggerRef): the worker asks it to apply the branch (docs/two-way.md).
+	Apply *ApplyTrigger
 }
 
 // Config configures one branch worker.
@@ -158,6 +161,12 @@ type Config struct {
 	// conditions follow within seconds (docs/controllers.md#status-follows-the-worker).
 	Changes *Changes `json:"-"`
 
+	// Applier applies commits for the targets that name an applier (TargetConfig.Apply);
+	// nil applies nothing. ApplyPoll is how often such a branch is fetched to find Git-side
+	// pushes (DefaultApplyPoll when 0).
+	Applier   Applier `json:"-"`
+	ApplyPoll time.Duration
+
 	// MaxFileBytes bounds every file the worker reads from the repository (0: 4 MiB); a
 	// folder holding a larger one is refused by name (docs/security.md#bounded-reading).
 	MaxFileBytes int64
@@ -184,6 +193,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.MaxWindowBytes == 0 {
 		c.MaxWindowBytes = 8 << 20
+	}
+	if c.ApplyPoll <= 0 {
+		c.ApplyPoll = DefaultApplyPoll
 	}
 	if c.PushCooldown == 0 {
 		c.PushCooldown = time.Second
@@ -255,4 +267,7 @@ type Status struct {
 	// Ledger counts the changes received and how they ended
 	// (docs/branch-worker.md#the-ledger).
 	Ledger Ledger
+	// Applies holds, per target that names an applier, what its applies are doing
+	// (docs/two-way.md).
+	Applies map[string]ApplyStatus
 }

@@ -14,6 +14,8 @@ const (
 	closeResync      closeReason = "resync"
 	closeZeroWindow  closeReason = "zero_window"
 	closeStop        closeReason = "stop"
+	// closeApplyDue: an apply of the target waits for its changes (flush, then apply).
+	closeApplyDue closeReason = "apply_due"
 	// closeRetry is not a window: the changes a render refused, queued again after their
 	// folder changed (docs/branch-worker.md#held-changes).
 	closeRetry closeReason = "retry"

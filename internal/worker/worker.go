@@ -77,7 +77,7 @@ func New(cfg Config) (*Worker, error) {
 		inbox:   make(chan any, 1024),
 		done:    make(chan struct{}),
 		state: &branchState{cfg: cfg, repo: repo, messages: msgs, signer: signer, targets: map[string]*targetState{}, reported: map[string]reportedState{},
-			branchLabel: branchLabel(cfg)},
+			branchLabel: branchLabel(cfg), applyResults: make(chan applyResult, 16)},
 	}, nil
 }
 
@@ -209,6 +209,8 @@ func (w *Worker) Run(ctx context.Context) {
 		case m := <-w.inbox:
 			s.handle(m, time.Now())
 			s.cfg.Metrics.QueueDepth(s.branchLabel, len(w.inbox))
+		case r := <-s.applyResults:
+			s.applied(r, time.Now())
 		case <-timer.C:
 		}
 	}

@@ -1,0 +1,250 @@
+package worker
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// The two-way loop (docs/two-way.md): a target whose folder a GitOps applier (Flux) applies
+// names it in TargetConfig.Apply. The worker then asks the applier to apply exact commits of
+// the branch, never in the middle of its own writes: an apply is sent only once everything
+// the worker holds for the branch is on the remote (flush, then apply), so that the commit
+// applied holds every API edit received before it. All of this state is the loop's.
+
+// ApplyTrigger names the applier object of a target: a Flux Kustomization.
+type ApplyTrigger struct {
+	Kind            string
+	Namespace, Name string
+}
+
+// Applier applies an exact commit of branch through the applier object trigger names, and
+// returns the revision the applier reports applied (internal/applier).
+type Applier interface {
+	Apply(ctx context.Context, trigger ApplyTrigger, branch, commit string) (revision string, err error)
+}
+
+// applyReason says why an apply is due.
+type applyReason string
+
+const (
+	// applyForeignCommit: a Git-side push changed the folder.
+	applyForeignCommit applyReason = "ForeignCommit"
+	// applyCatchUp: the target started naming its applier (at start, or when first set),
+	// once its first snapshot is in Git: the applier converges on the branch.
+	applyCatchUp applyReason = "CatchUp"
+)
+
+// DefaultApplyPoll is how often a branch with triggered targets is fetched to find
+// Git-side pushes.
+const DefaultApplyPoll = 10 * time.Second
+
+// applyState is one target's applies.
+type applyState struct {
+	// due is why an apply is wanted ("" for none); dueAt when it became due.
+	due   applyReason
+	dueAt time.Time
+	// inFlight is the commit of the apply sent and not answered yet ("" for none).
+	inFlight string
+	// requested and applied are the commits last asked for and last reported applied.
+	requested, applied string
+	// lastErr is the last failure's text, "" once an apply succeeded.
+	lastErr string
+	// retryAt is when a failed apply may be sent again; wait spaces the retries.
+	retryAt time.Time
+	wait    wait.Backoff
+	// snapshotPlanned is set once a snapshot batch of the target was planned: a catch-up
+	// waits for it, so that work made while the operator was down is in Git first.
+	snapshotPlanned bool
+}
+
+// applyResult is an applier's answer, sent back to the loop.
+type applyResult struct {
+	target, commit, revision string
+	reason                   applyReason
+	err                      error
+}
+
+// markApply makes an apply of the target due for reason, unless one is due already.
+func (ts *targetState) markApply(reason applyReason, now time.Time) {
+	if ts.cfg.Apply == nil || ts.apply.due != "" {
+		return
+	}
+	ts.apply.due, ts.apply.dueAt = reason, now
+}
+
+// pollRemote fetches the branch every ApplyPoll when some target is triggered, so that a
+// Git-side push is found without waiting for a write of the worker's own. The commits
+// between the last remote tip and the new one are all foreign: the worker's own pushes
+// moved the remote tip as they landed. A triggered target whose folder they changed gets
+// an apply.
+func (s *branchState) pollRemote(ctx context.Context, now time.Time) {
+	if !s.ready || now.Before(s.pollAt) || !s.triggered() {
+		return
+	}
+	s.pollAt = now.Add(s.cfg.ApplyPoll)
+	rctx, cancel := s.remoteCtx(ctx)
+	tip, err := s.repo.Fetch(rctx, s.cfg.Branch)
+	cancel()
+	if err != nil || tip == s.remoteTip {
+		if err != nil {
+			s.noteError(err)
+		}
+		return
+	}
+	s.foreignCommits(s.remoteTip, tip, now)
+	if err := s.rebuildOn(tip); err != nil {
+		s.backoff(now, err)
+	}
+}
+
+// foreignCommits marks an apply due for every triggered target whose folder changed
+// between from and to (Git-side pushes).
+func (s *branchState) foreignCommits(from, to string, now time.Time) {
+	if !s.triggered() {
+		return
+	}
+	changed, err := s.repo.ChangedPaths(from, to, "")
+	if err != nil {
+		s.noteError(err)
+		return
+	}
+	for _, ts := range s.targets {
+		if ts.cfg.Apply != nil && ts.folder.changedBy(changed) {
+			ts.markApply(applyForeignCommit, now)
+		}
+	}
+}
+
+// triggered reports whether some target names an applier.
+func (s *branchState) triggered() bool {
+	for _, ts := range s.targets {
+		if ts.cfg.Apply != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// startApplies sends the due applies that may go: the target's window is closed at once
+// (flush), and the apply waits until nothing of the branch is left to plan or push, so
+// that the commit applied holds every change received before it was due.
+func (s *branchState) startApplies(ctx context.Context, now time.Time) {
+	if s.cfg.Applier == nil || !s.ready {
+		return
+	}
+	for name, ts := range s.targets {
+		a := &ts.apply
+		if a.due == "" || a.inFlight != "" || now.Before(a.retryAt) {
+			continue
+		}
+		if a.due == applyCatchUp && !a.snapshotPlanned {
+			continue
+		}
+		if s.window != nil && s.window.target == name {
+			s.closeWindow(closeApplyDue)
+		}
+		if s.flushing() {
+			continue
+		}
+		commit, reason := s.remoteTip, a.due
+		a.inFlight, a.requested, a.due = commit, commit, ""
+		go s.sendApply(ctx, name, *ts.cfg.Apply, commit, reason)
+	}
+}
+
+// flushing reports whether the branch still has changes to plan or push.
+func (s *branchState) flushing() bool {
+	return len(s.closed) > 0 || len(s.pending) > 0 || s.localTip != s.remoteTip
+}
+
+// applyDue reports whether some triggered target waits for the branch to be flushed: its
+// pushes then skip the cooldown.
+func (s *branchState) applyDue() bool {
+	for _, ts := range s.targets {
+		if ts.apply.due != "" && ts.apply.inFlight == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// sendApply runs one apply outside the loop and hands its answer back.
+func (s *branchState) sendApply(ctx context.Context, target string, trigger ApplyTrigger, commit string, reason applyReason) {
+	revision, err := s.cfg.Applier.Apply(ctx, trigger, s.cfg.Branch, commit)
+	select {
+	case s.applyResults <- applyResult{target: target, commit: commit, revision: revision, reason: reason, err: err}:
+	case <-ctx.Done():
+	}
+}
+
+// applied records an applier's answer.
+func (s *branchState) applied(r applyResult, now time.Time) {
+	ts := s.targets[r.target]
+	if ts == nil || ts.apply.inFlight != r.commit {
+		return // the target went, or was set again, meanwhile
+	}
+	a := &ts.apply
+	a.inFlight = ""
+	if r.err != nil {
+		s.cfg.Metrics.ApplyRequest(string(r.reason), "failure")
+		a.lastErr = r.err.Error()
+		if a.wait.Steps == 0 {
+			a.wait = wait.Backoff{Duration: s.cfg.RetryMin, Factor: 2, Cap: s.cfg.RetryMax, Steps: math.MaxInt32}
+		}
+		a.retryAt = now.Add(a.wait.Step())
+		if a.due == "" {
+			a.due, a.dueAt = r.reason, now
+		}
+		s.cfg.Log.Info("the applier did not apply the branch; retrying", "target", r.target, "commit", r.commit, "error", a.lastErr, "at", a.retryAt)
+		return
+	}
+	s.cfg.Metrics.ApplyRequest(string(r.reason), "success")
+	a.applied, a.lastErr, a.wait, a.retryAt = r.revision, "", wait.Backoff{}, time.Time{}
+}
+
+// noteSnapshotPlanned lets a catch-up of the target go once its first snapshot is planned.
+func (s *branchState) noteSnapshotPlanned(b *batch) {
+	if ts := s.targets[b.target]; ts != nil && len(b.snapshots) > 0 {
+		ts.apply.snapshotPlanned = true
+	}
+}
+
+// applyWake is when startApplies next has something to decide.
+func (s *branchState) applyWake(now time.Time) (time.Time, bool) {
+	var at time.Time
+	found := false
+	for _, ts := range s.targets {
+		if ts.apply.due != "" && ts.apply.inFlight == "" {
+			when := ts.apply.retryAt
+			if when.Before(now) {
+				when = now
+			}
+			if !found || when.Before(at) {
+				at, found = when, true
+			}
+		}
+	}
+	if s.triggered() && s.ready && (!found || s.pollAt.Before(at)) {
+		at, found = s.pollAt, true
+	}
+	return at, found
+}
+
+// applyStatus reports the target's applies.
+func (ts *targetState) applyStatus() ApplyStatus {
+	a := ts.apply
+	return ApplyStatus{Due: string(a.due), InFlight: a.inFlight, Requested: a.requested, Applied: a.applied, LastError: a.lastErr}
+}
+
+// ApplyStatus is what a triggered target's applies are doing.
+type ApplyStatus struct {
+	// Due is why an apply waits ("" for none); InFlight the commit being applied.
+	Due, InFlight string
+	// Requested and Applied are the commit last asked for and the revision last applied.
+	Requested, Applied string
+	// LastError is the last failure, "" once an apply succeeded.
+	LastError string
+}
