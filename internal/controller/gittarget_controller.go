@@ -92,6 +92,7 @@ func (r *GitTargetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allTargets), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&v1.WatchRule{}, handler.EnqueueRequestsFromMapFunc(targetOfWatchRule), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1.ClusterWatchRule{}, handler.EnqueueRequestsFromMapFunc(targetOfClusterWatchRule), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1.FluxTrigger{}, handler.EnqueueRequestsFromMapFunc(r.targetsOfTrigger), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesRawSource(source.Channel(r.Retarget, &handler.EnqueueRequestForObject{})).
 		// Targets of different branches do not wait for each other.
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
@@ -149,7 +150,11 @@ func (r *GitTargetReconciler) sync(ctx context.Context, t *v1.GitTarget, conds c
 	if encProb != nil && encProb.transient {
 		return encProb
 	}
-	w, prob := r.attach(ctx, t, sealer)
+	trigger, missing, err := applyTriggerOf(ctx, r.Client, t)
+	if err != nil {
+		return &problem{condition: ConditionApplied, reason: ReasonTriggerNotFound, transient: true, message: err.Error()}
+	}
+	w, prob := r.attach(ctx, t, sealer, trigger)
 	if prob != nil && prob.transient {
 		return prob // the target keeps running as it is until the API answers again
 	}
@@ -172,11 +177,11 @@ func (r *GitTargetReconciler) sync(ctx context.Context, t *v1.GitTarget, conds c
 	if prob := r.runStreams(ctx, t, sealer); prob != nil {
 		return prob
 	}
-	return r.report(ctx, t, w, conds)
+	return r.report(ctx, t, w, conds, missing)
 }
 
 // attach validates the target and hands it to its branch's worker.
-func (r *GitTargetReconciler) attach(ctx context.Context, t *v1.GitTarget, sealer *targetSealer) (*worker.Worker, *problem) {
+func (r *GitTargetReconciler) attach(ctx context.Context, t *v1.GitTarget, sealer *targetSealer, trigger *worker.ApplyTrigger) (*worker.Worker, *problem) {
 	p, prob := admission(ctx, r.Client, t)
 	if prob != nil {
 		return nil, prob
@@ -223,7 +228,7 @@ func (r *GitTargetReconciler) attach(ctx context.Context, t *v1.GitTarget, seale
 	// reconcile (and with four of them, every target of the cluster).
 	setCtx, cancel := context.WithTimeout(ctx, workerCallTimeout)
 	defer cancel()
-	if err := w.SetTarget(setCtx, targetConfig(t, sealer)); err != nil {
+	if err := w.SetTarget(setCtx, targetConfig(t, sealer, trigger)); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			// Busy, not failed: the target stays attached and is handed over again.
 			return nil, workerBusy(fmt.Sprintf("the branch worker did not take the target within %s (a slow fetch or push); retrying", workerCallTimeout))
@@ -251,6 +256,7 @@ func (r *GitTargetReconciler) workerConfig(p *v1.GitProvider, creds gitrepo.Cred
 		Changes:         r.Pipeline.Changes,
 		Journal:         r.Pipeline.Journal,
 		MaxFileBytes:    r.Pipeline.MaxFileBytes,
+		Applier:         r.Pipeline.Applier,
 		Log:             log.Log.WithName("worker").WithValues("provider", p.Namespace+"/"+p.Name, "branch", branch),
 	}
 	// Without spec.commit.committer the worker's default is the API's documented one.
@@ -270,11 +276,12 @@ func (r *GitTargetReconciler) workerConfig(p *v1.GitProvider, creds gitrepo.Cred
 	return cfg
 }
 
-func targetConfig(t *v1.GitTarget, sealer *targetSealer) worker.TargetConfig {
+func targetConfig(t *v1.GitTarget, sealer *targetSealer, trigger *worker.ApplyTrigger) worker.TargetConfig {
 	cfg := worker.TargetConfig{
 		Name:  client.ObjectKeyFromObject(t).String(),
 		Path:  t.Spec.Path,
 		Prune: worker.PruneMode(t.Spec.Prune.Mode),
+		Apply: trigger,
 	}
 	if sealer != nil {
 		cfg.SOPSRules = sealer.rules
@@ -321,7 +328,7 @@ func (r *GitTargetReconciler) retarget(ctx context.Context, key ownership.Branch
 }
 
 // report fills the status from the worker and the streams.
-func (r *GitTargetReconciler) report(ctx context.Context, t *v1.GitTarget, w *worker.Worker, conds conditions) *problem {
+func (r *GitTargetReconciler) report(ctx context.Context, t *v1.GitTarget, w *worker.Worker, conds conditions, missing string) *problem {
 	name := client.ObjectKeyFromObject(t).String()
 	// The worker answers between fetches and pushes; a slow remote must not hold up the
 	// reconciles of every other target.
@@ -332,6 +339,8 @@ func (r *GitTargetReconciler) report(ctx context.Context, t *v1.GitTarget, w *wo
 		return &problem{condition: v1.ConditionReady, reason: ReasonWorkerBusy,
 			message: fmt.Sprintf("the branch worker did not answer within %s (a slow fetch or push); asking again", workerCallTimeout)}
 	}
+	applies, named := st.Applies[name]
+	reportApplied(conds, t, missing, applies, named)
 	t.Status.RetainedDocuments = int64(st.Retained[name])
 	if st.RemoteTip != "" {
 		t.Status.LastCommit = st.RemoteTip

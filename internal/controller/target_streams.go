@@ -71,6 +71,21 @@ func (r *GitTargetReconciler) targetsOfSecret(ctx context.Context, o client.Obje
 	return r.allTargets(ctx, o)
 }
 
+// targetsOfTrigger maps a FluxTrigger to the GitTargets of its namespace that name it.
+func (r *GitTargetReconciler) targetsOfTrigger(ctx context.Context, o client.Object) []reconcile.Request {
+	var list v1.GitTargetList
+	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range list.Items {
+		if ref := list.Items[i].Spec.ApplyTriggerRef; ref != nil && ref.Name == o.GetName() {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return reqs
+}
+
 func targetOfWatchRule(_ context.Context, o client.Object) []reconcile.Request {
 	wr, ok := o.(*v1.WatchRule)
 	if !ok {

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/gitops-reverser/gitops-reverser/internal/applier"
 	"github.com/gitops-reverser/gitops-reverser/internal/attribution"
 	"github.com/gitops-reverser/gitops-reverser/internal/metrics"
 	"github.com/gitops-reverser/gitops-reverser/internal/route"
@@ -58,6 +59,9 @@ type Pipeline struct {
 	// Access decides which resources a WatchRule's service account may have mirrored
 	// (docs/tenancy.md).
 	Access *watch.Access
+	// Applier asks GitOps appliers (Flux) to apply the branches of triggered targets
+	// (docs/two-way.md).
+	Applier worker.Applier
 }
 
 // Options configure a Pipeline.
@@ -120,7 +124,8 @@ func New(ctx context.Context, cfg *rest.Config, c client.Client, reader client.R
 		Journal:      journal,
 		JournalStore: &JournalStore{Journal: journal, Reader: reader, Writer: c, Namespace: opts.StateNamespace,
 			Log: log.WithName("journal")},
-		Access: watch.NewAccess(c, opts.DefaultServiceAccount),
+		Access:  watch.NewAccess(c, opts.DefaultServiceAccount),
+		Applier: appliers{flux: &applier.Flux{Client: c}},
 	}, nil
 }
 

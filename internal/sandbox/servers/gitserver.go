@@ -120,13 +120,18 @@ type Commit struct {
 	Subject string
 }
 
-// Log returns the first-parent history of a ref, newest first.
-func (g *GitServer) Log(name, ref string) ([]Commit, error) {
+// Log returns the first-parent history of a ref, newest first; with paths, only the
+// commits that changed one of them.
+func (g *GitServer) Log(name, ref string, paths ...string) ([]Commit, error) {
 	dir, err := g.repoDir(name)
 	if err != nil {
 		return nil, err
 	}
-	out, err := runGit(dir, "log", "--first-parent", "--format=%H%x00%an <%ae>%x00%s", ref)
+	args := []string{"log", "--first-parent", "--format=%H%x00%an <%ae>%x00%s", ref}
+	if len(paths) > 0 {
+		args = append(append(args, "--"), paths...)
+	}
+	out, err := runGit(dir, args...)
 	if err != nil {
 		return nil, fmt.Errorf("log of %s in %s: %w", ref, name, err)
 	}

@@ -1,0 +1,220 @@
+//go:build e2e
+
+package twoway
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
+	"github.com/gitops-reverser/gitops-reverser/internal/applier"
+	"github.com/gitops-reverser/gitops-reverser/internal/operator"
+	"github.com/gitops-reverser/gitops-reverser/internal/sandbox/servers"
+	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
+	"github.com/gitops-reverser/gitops-reverser/internal/worker"
+)
+
+// deadline is how long a test waits for a condition on this loaded machine.
+const deadline = 3 * time.Minute
+
+func TestMain(m *testing.M) {
+	logs := io.Discard
+	if os.Getenv("GITOPS_REVERSER_TEST_LOGS") != "" {
+		logs = os.Stderr
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(logs)))
+	os.Exit(m.Run())
+}
+
+// loop is one two-way set-up: a control plane with Flux, a repository, the operator, and
+// a GitTarget whose folder "apps" a Flux Kustomization applies through a FluxTrigger.
+type loop struct {
+	t       *testing.T
+	cp      *testenv.ControlPlane
+	git     *testenv.GitServer
+	front   *testenv.HTTPFrontend
+	ns      string
+	metrics string
+	folder  string // where the target writes the namespace's ConfigMaps
+}
+
+func newLoop(t *testing.T) *loop {
+	t.Helper()
+	cp := testenv.NewControlPlane(t, testenv.WithFluxCRDs(t))
+	testenv.StartFlux(t, cp)
+	l := &loop{t: t, cp: cp, git: testenv.NewGitServer(t), ns: "team", metrics: freeAddress(t)}
+	l.folder = "apps/" + l.ns + "/core/configmaps/"
+	if err := l.git.CreateRepo("fleet.git"); err != nil {
+		t.Fatal(err)
+	}
+	l.front = l.git.ServeHTTP(t, testenv.HTTPAuth{Username: "bot", Password: "s3cret-pass"})
+	// The branch exists with the folder Flux applies before anything else.
+	if _, err := l.git.PushForeign("fleet.git", "main", testenv.ForeignChange{Files: map[string]string{"apps/README.md": "applied by Flux\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.CreateNamespace(l.ctx(), l.ns, nil); err != nil {
+		t.Fatal(err)
+	}
+	l.startOperator()
+	l.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "git"}, StringData: map[string]string{"username": "bot", "password": "s3cret-pass"}})
+	l.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.FluxNamespace, Name: "git"}, StringData: map[string]string{"username": "bot", "password": "s3cret-pass"}})
+	l.create(&v1.GitProvider{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "origin"}, Spec: v1.GitProviderSpec{
+		URL: l.front.URL("fleet.git"), SecretRef: &v1.LocalObjectReference{Name: "git"}, AllowedBranches: []string{"main"},
+		Push: v1.PushSpec{CommitWindow: &metav1.Duration{Duration: 300 * time.Millisecond}}}})
+	l.fluxSource()
+	l.create(&v1.FluxTrigger{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "apps"}, Spec: v1.FluxTriggerSpec{
+		KustomizationRef: v1.KustomizationReference{Name: "apps", Namespace: testenv.FluxNamespace}}})
+	l.create(&v1.GitTarget{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "apps"}, Spec: v1.GitTargetSpec{
+		GitProviderRef: v1.GitProviderReference{Name: "origin"}, Branch: "main", Path: "apps",
+		ApplyTriggerRef: &v1.ApplyTriggerReference{Kind: "FluxTrigger", Name: "apps"}}})
+	l.create(&v1.WatchRule{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "cms"}, Spec: v1.WatchRuleSpec{
+		TargetRef: v1.LocalObjectReference{Name: "apps"},
+		Rules:     []v1.ResourceRule{{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}}})
+	return l
+}
+
+// fluxSource is a GitRepository of main and a Kustomization of ./apps, both with an hour's
+// interval: after their first reconcile only the operator's requests make them act.
+func (l *loop) fluxSource() {
+	repo := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "apps", "namespace": testenv.FluxNamespace},
+		"spec": map[string]any{"url": l.front.URL("fleet.git"), "interval": "1h",
+			"ref": map[string]any{"branch": "main"}, "secretRef": map[string]any{"name": "git"}},
+	}}
+	repo.SetGroupVersionKind(applier.GitRepositoryGVK)
+	ks := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "apps", "namespace": testenv.FluxNamespace},
+		"spec": map[string]any{"interval": "1h", "path": "./apps", "prune": true,
+			"sourceRef": map[string]any{"kind": "GitRepository", "name": "apps"}},
+	}}
+	ks.SetGroupVersionKind(applier.KustomizationGVK)
+	l.create(repo)
+	l.create(ks)
+}
+
+func (l *loop) startOperator() {
+	l.t.Helper()
+	kubeconfig, err := servers.WriteKubeconfigFor(l.cp.Config, l.t.TempDir())
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- operator.Run(ctx, operator.Options{Kubeconfig: kubeconfig, MetricsBindAddress: l.metrics, HealthProbeBindAddress: "0",
+			LeaderElectionID: "twoway", WorkDir: l.t.TempDir(), Tune: func(c *worker.Config) {
+				c.PushCooldown, c.ApplyPoll = 50*time.Millisecond, time.Second
+				c.RetryMin, c.RetryMax = 100*time.Millisecond, 2*time.Second
+			}})
+	}()
+	l.t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				l.t.Errorf("operator: %v", err)
+			}
+		case <-time.After(time.Minute):
+			l.t.Error("the operator did not stop within a minute")
+		}
+	})
+}
+
+func (l *loop) ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	l.t.Cleanup(cancel)
+	return ctx
+}
+
+func (l *loop) create(obj client.Object) {
+	l.t.Helper()
+	if err := l.cp.Client.Create(l.ctx(), obj); err != nil {
+		l.t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
+	}
+}
+
+// inGit returns the file of main, "" when absent.
+func (l *loop) inGit(path string) string {
+	b, err := l.git.ReadFile("fleet.git", "main", path)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// live returns the value v of the namespace's ConfigMap name, "" when absent.
+func (l *loop) live(name string) string {
+	var cm corev1.ConfigMap
+	if err := l.cp.Client.Get(l.ctx(), client.ObjectKey{Namespace: l.ns, Name: name}, &cm); err != nil {
+		return ""
+	}
+	return cm.Data["v"]
+}
+
+// commitsTouching lists the commits of main that changed path, newest first.
+func (l *loop) commitsTouching(path string) []testenv.Commit {
+	l.t.Helper()
+	log, err := l.git.Log("fleet.git", "main", path)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return log
+}
+
+// applies sums apply_requests_total{reason} of the operator's metrics (-1 when unreadable).
+func (l *loop) applies(reason string) int {
+	resp, err := http.Get("http://" + l.metrics + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	re := regexp.MustCompile(`gitops_reverser_apply_requests_total\{outcome="success",reason="` + reason + `"\} (\d+)`)
+	m := re.FindStringSubmatch(string(body))
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+func configMapDoc(ns, name, value string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\ndata:\n  v: %q\n", name, ns, value)
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	end := time.Now().Add(deadline)
+	for !cond() {
+		if time.Now().After(end) {
+			t.Fatalf("timed out after %s waiting for %s", deadline, what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func freeAddress(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
