@@ -27,6 +27,7 @@ type Metrics struct {
 	changes          *prometheus.CounterVec
 	changesOpen      *prometheus.GaugeVec
 	applyRequests    *prometheus.CounterVec
+	applyEchoes      *prometheus.CounterVec
 }
 
 const namespace = "gitops_reverser"
@@ -71,6 +72,9 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		applyRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "apply_requests_total",
 			Help: "Applies asked of a GitOps applier (docs/two-way.md), by reason (ForeignCommit, CatchUp) and outcome (success, failure)."},
 			[]string{"reason", "outcome"}),
+		applyEchoes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "apply_echoes_total",
+			Help: "Writes of a GitOps applier seen by the watch (docs/two-way.md): landed (inside its apply window, mirrored as usual), withheld (it overwrote an edit made during the apply: a Repair follows), late (outside any window)."},
+			[]string{"outcome"}),
 	}
 	var err error
 	reg1 := func(c prometheus.Collector) prometheus.Collector {
@@ -95,6 +99,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.changes = reg1(m.changes).(*prometheus.CounterVec)
 	m.changesOpen = reg1(m.changesOpen).(*prometheus.GaugeVec)
 	m.applyRequests = reg1(m.applyRequests).(*prometheus.CounterVec)
+	m.applyEchoes = reg1(m.applyEchoes).(*prometheus.CounterVec)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +131,13 @@ func (m *Metrics) DocumentWritten(operation string) {
 func (m *Metrics) ApplyRequest(reason, outcome string) {
 	if m != nil {
 		m.applyRequests.WithLabelValues(reason, outcome).Inc()
+	}
+}
+
+// ApplyEcho counts one write of an applier seen by the watch, by outcome.
+func (m *Metrics) ApplyEcho(outcome string) {
+	if m != nil {
+		m.applyEchoes.WithLabelValues(outcome).Inc()
 	}
 }
 

@@ -22,7 +22,8 @@ func TestAGitSidePushIsAppliedAndAnAPIEditAsksNoApply(t *testing.T) {
 	l := newLoop(t)
 	l.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "api-made"}, Data: map[string]string{"v": "1"}})
 	waitFor(t, "the API-made ConfigMap in Git", func() bool { return l.inGit(l.folder+"api-made.yaml") != "" })
-	waitFor(t, "the catch-up apply once the target's first snapshot is in Git", func() bool { return l.applies("CatchUp") >= 1 })
+	waitFor(t, "the API-made ConfigMap adopted by Flux", func() bool { return l.adopted("api-made") })
+	l.appliesSettled()
 
 	// API edits land in Git and ask for no apply.
 	before := l.applies("ForeignCommit") + l.applies("CatchUp")
@@ -36,7 +37,14 @@ func TestAGitSidePushIsAppliedAndAnAPIEditAsksNoApply(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "the API edits in Git", func() bool { return l.inGit(l.folder+"api-made.yaml") == configMapDoc(l.ns, "api-made", "3") })
+	waitFor(t, "the API edits in Git", func() bool {
+		got := l.inGit(l.folder + "api-made.yaml")
+		if got != configMapDoc(l.ns, "api-made", "3") {
+			t.Logf("in Git: %q, live %q", got, l.live("api-made"))
+			return false
+		}
+		return true
+	})
 	if after := l.applies("ForeignCommit") + l.applies("CatchUp"); after != before {
 		t.Fatalf("%d applies before the API edits, %d once they are in Git: an API edit asked for an apply", before, after)
 	}

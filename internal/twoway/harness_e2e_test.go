@@ -15,6 +15,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -23,6 +24,7 @@ import (
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
 	"github.com/gitops-reverser/gitops-reverser/internal/applier"
+	"github.com/gitops-reverser/gitops-reverser/internal/controller"
 	"github.com/gitops-reverser/gitops-reverser/internal/operator"
 	"github.com/gitops-reverser/gitops-reverser/internal/sandbox/servers"
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
@@ -164,6 +166,30 @@ func (l *loop) live(name string) string {
 		return ""
 	}
 	return cm.Data["v"]
+}
+
+// adopted reports whether Flux applied the namespace's ConfigMap name: its labels name the
+// Kustomization (Flux's inventory holds it, so a Git-side delete prunes it).
+func (l *loop) adopted(name string) bool {
+	var cm corev1.ConfigMap
+	if err := l.cp.Client.Get(l.ctx(), client.ObjectKey{Namespace: l.ns, Name: name}, &cm); err != nil {
+		return false
+	}
+	return cm.Labels["kustomize.toolkit.fluxcd.io/name"] == "apps"
+}
+
+// appliesSettled waits until the target's Applied condition is True: no apply is due or in
+// flight (the adoption of what the test created is done).
+func (l *loop) appliesSettled() {
+	l.t.Helper()
+	waitFor(l.t, "no apply due or in flight", func() bool {
+		var gt v1.GitTarget
+		if err := l.cp.Client.Get(l.ctx(), client.ObjectKey{Namespace: l.ns, Name: "apps"}, &gt); err != nil {
+			return false
+		}
+		c := meta.FindStatusCondition(gt.Status.Conditions, controller.ConditionApplied)
+		return c != nil && c.Status == metav1.ConditionTrue
+	})
 }
 
 // commitsTouching lists the commits of main that changed path, newest first.

@@ -435,7 +435,7 @@ func (st *streamState) identity(u *unstructured.Unstructured) layout.Identity {
 // and no change is delivered for it.
 func (st *streamState) object(u *unstructured.Unstructured) (Object, bool) {
 	id := st.identity(u)
-	obj := Object{ID: id, UID: string(u.GetUID()), Labels: u.GetLabels(), ResourceVersion: u.GetResourceVersion()}
+	obj := Object{ID: id, UID: string(u.GetUID()), Labels: u.GetLabels(), ResourceVersion: u.GetResourceVersion(), Managers: lastManagers(u)}
 	doc, err := st.cfg.Sanitize(u)
 	if err != nil {
 		st.cfg.Log.Error(err, "cannot sanitize object; its document is left as it is", "object", id.String(), "resourceVersion", u.GetResourceVersion())
@@ -443,6 +443,25 @@ func (st *streamState) object(u *unstructured.Unstructured) (Object, bool) {
 	}
 	obj.Doc = doc
 	return obj, true
+}
+
+// lastManagers returns the managers of the newest managedFields entries (the timestamps
+// have a second's resolution: several when they share it).
+func lastManagers(u *unstructured.Unstructured) []string {
+	var newest time.Time
+	var managers []string
+	for _, f := range u.GetManagedFields() {
+		if f.Time == nil {
+			continue
+		}
+		switch t := f.Time.Time; {
+		case t.After(newest):
+			newest, managers = t, []string{f.Manager}
+		case t.Equal(newest) && !slices.Contains(managers, f.Manager):
+			managers = append(managers, f.Manager)
+		}
+	}
+	return managers
 }
 
 func compareIdentity(a, b layout.Identity) int {

@@ -60,6 +60,10 @@ type Object struct {
 	// Doc is the sanitized YAML document. It is nil for an object that exists but could
 	// not be sanitized: snapshots list it so that no sweep deletes its document.
 	Doc []byte
+	// Managers are the field managers of the object's newest managedFields entries (one,
+	// or several written in the same second): who wrote it last. The two-way loop tells an
+	// applier's write from an edit by them (docs/two-way.md).
+	Managers []string
 }
 
 // ChangeType says what happened to an object.

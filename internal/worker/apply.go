@@ -5,6 +5,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
@@ -33,8 +35,11 @@ const (
 	// applyForeignCommit: a Git-side push changed the folder.
 	applyForeignCommit applyReason = "ForeignCommit"
 	// applyCatchUp: the target started naming its applier (at start, or when first set),
-	// once its first snapshot is in Git: the applier converges on the branch.
+	// once its first snapshot is in Git: the applier converges on the branch. Also after a
+	// push that created documents, so that the applier adopts the objects.
 	applyCatchUp applyReason = "CatchUp"
+	// applyRepair: the applier overwrote an edit made during its apply (apply_echo.go).
+	applyRepair applyReason = "Repair"
 )
 
 // DefaultApplyPoll is how often a branch with triggered targets is fetched to find
@@ -58,6 +63,8 @@ type applyState struct {
 	// snapshotPlanned is set once a snapshot batch of the target was planned: a catch-up
 	// waits for it, so that work made while the operator was down is in Git first.
 	snapshotPlanned bool
+	// window is the last apply's window (apply_echo.go), nil before the first.
+	window *applyWindow
 }
 
 // applyResult is an applier's answer, sent back to the loop.
@@ -151,6 +158,7 @@ func (s *branchState) startApplies(ctx context.Context, now time.Time) {
 		}
 		commit, reason := s.remoteTip, a.due
 		a.inFlight, a.requested, a.due = commit, commit, ""
+		a.window = &applyWindow{commit: commit, edited: map[layout.Identity]bool{}}
 		go s.sendApply(ctx, name, *ts.cfg.Apply, commit, reason)
 	}
 }
@@ -188,6 +196,9 @@ func (s *branchState) applied(r applyResult, now time.Time) {
 	}
 	a := &ts.apply
 	a.inFlight = ""
+	if a.window != nil && a.window.commit == r.commit {
+		a.window.until = now.Add(applyGrace)
+	}
 	if r.err != nil {
 		s.cfg.Metrics.ApplyRequest(string(r.reason), "failure")
 		a.lastErr = r.err.Error()
@@ -203,6 +214,22 @@ func (s *branchState) applied(r applyResult, now time.Time) {
 	}
 	s.cfg.Metrics.ApplyRequest(string(r.reason), "success")
 	a.applied, a.lastErr, a.wait, a.retryAt = r.revision, "", wait.Backoff{}, time.Time{}
+}
+
+// adopt makes an apply due for a triggered target whose pushed write created documents: the
+// applier then takes the objects made through the API into its inventory, so that a
+// Git-side delete of one of them prunes it (and no snapshot writes it back).
+func (s *branchState) adopt(pw *pendingWrite, now time.Time) {
+	ts := s.targets[pw.target]
+	if ts == nil || ts.cfg.Apply == nil || pw.commit == "" {
+		return
+	}
+	for _, a := range pw.actions {
+		if a.created {
+			ts.markApply(applyCatchUp, now)
+			return
+		}
+	}
 }
 
 // noteSnapshotPlanned lets a catch-up of the target go once its first snapshot is planned.

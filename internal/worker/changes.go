@@ -81,10 +81,11 @@ type reportedState struct {
 	ready                            bool
 	failing, refused, held, boundary string
 	fidelity                         Fidelity
+	apply                            ApplyStatus
 }
 
 func (s *branchState) reportedState(ts *targetState) reportedState {
-	r := reportedState{ready: s.ready, boundary: ts.boundary, fidelity: ts.fidelity.status()}
+	r := reportedState{ready: s.ready, boundary: ts.boundary, fidelity: ts.fidelity.status(), apply: ts.applyStatus()}
 	if ts.folder.refused != nil {
 		r.refused = ts.folder.refused.Error()
 	}

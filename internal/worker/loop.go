@@ -14,6 +14,9 @@ func (s *branchState) handle(m any, now time.Time) {
 	case eventMsg:
 		m.ev.changes = 1
 		s.count(outcomeReceived, 1)
+		if s.echo(m.ev, now) {
+			return
+		}
 		s.addEvent(m.ev, now)
 	case snapshotMsg:
 		s.closeWindow(closeResync)

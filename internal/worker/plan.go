@@ -31,6 +31,9 @@ type action struct {
 	// moved is set when a replay refused the action and the target keeps its change for a
 	// retry: the kept change stands for it.
 	moved bool
+	// created is set on an upsert of an object the folder did not hold: an applier of the
+	// folder adopts it with its next apply (docs/two-way.md).
+	created bool
 }
 
 // operation names the action for metrics: upsert, delete, or prune (a sweep's delete).
@@ -239,6 +242,7 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 		live := a
 		if a.op == OpUpsert {
 			render := f.render(a.id)
+			a.created = render == nil
 			ts.fidelity.measure(a.id, render, a.doc)
 			a.doc = s.reduce(ctx, ts, a, render)
 		} else {

@@ -47,6 +47,8 @@ type Event struct {
 	// Trailers are lines the commit message ends with (the audit event behind the change,
 	// "Audit-ID: …"); repeated lines appear once.
 	Trailers []string
+	// Managers are the field managers that wrote the object last (watch.Object.Managers).
+	Managers []string
 
 	// changes is the event's weight in the ledger (ledger.go): 1 when received, what it
 	// stands for when a refused change is kept and queued again.
