@@ -115,9 +115,9 @@ func (f *Flux) sourceOf(ctx context.Context, ks *unstructured.Unstructured, bran
 	return repoKey, nil
 }
 
-// reconcile annotates the object with token and waits until it handled the request; it
-// returns the string at the status field path then. A Ready=False condition after the
-// request is handled is the applier's failure.
+// reconcile annotates the object with token and waits until it handled the request and is
+// Ready with a value at the status field path, which it returns. A Ready=False condition
+// after the request is handled is the applier's failure.
 func (f *Flux) reconcile(ctx context.Context, gvk schema.GroupVersionKind, key types.NamespacedName, token string, field ...string) (string, error) {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)
@@ -140,12 +140,15 @@ func (f *Flux) reconcile(ctx context.Context, gvk schema.GroupVersionKind, key t
 		if handled, _, _ := unstructured.NestedString(got.Object, "status", "lastHandledReconcileAt"); handled != token {
 			return false, nil
 		}
-		if status, reason, message := readyCondition(got); status == "False" {
+		switch status, reason, message := readyCondition(got); status {
+		case "False":
 			failed = &Error{Reason: ReasonFailed, Object: describe(gvk, key), Message: fmt.Sprintf("%s: %s", reason, message)}
 			return true, nil
+		case "True":
+			value, _, _ = unstructured.NestedString(got.Object, field...)
+			return value != "", nil
 		}
-		value, _, _ = unstructured.NestedString(got.Object, field...)
-		return true, nil
+		return false, nil // handled, still reconciling (Ready Unknown): wait for its outcome
 	})
 	switch {
 	case failed != nil:
