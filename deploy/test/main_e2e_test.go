@@ -29,8 +29,14 @@ import (
 var cp *testenv.ControlPlane
 
 func TestMain(m *testing.M) {
-	var err error
-	cp, err = testenv.StartControlPlane()
+	// Flux's CRDs too: the dry-run-only policy is tested on the Flux objects the two-way
+	// loop annotates.
+	flux, err := testenv.FluxCRDs()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	cp, err = testenv.StartControlPlane(flux)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

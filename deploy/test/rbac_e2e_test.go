@@ -21,9 +21,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
+	"github.com/gitops-reverser/gitops-reverser/internal/applier"
 	"github.com/gitops-reverser/gitops-reverser/internal/operator"
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
@@ -65,6 +68,7 @@ func TestOperatorRunsWithTheInstalledRBAC(t *testing.T) {
 	ensureNamespace(t, ctx, ns)
 	writesOnlyDryRuns(t, ctx, saClient, ns)
 	theExemptionsAreNarrow(t, ctx, saClient, ns)
+	fluxPatchesAreAnnotationsOnly(t, ctx, saClient, ns)
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -215,6 +219,40 @@ func theExemptionsAreNarrow(t *testing.T, ctx context.Context, sa client.Client,
 	lease.Spec.HolderIdentity = &holder
 	if err := sa.Update(ctx, lease); err == nil || !strings.Contains(err.Error(), "dry-run") {
 		t.Errorf("the ServiceAccount's update of a Lease outside its namespace: %v; want the policy's refusal", err)
+	}
+}
+
+// fluxPatchesAreAnnotationsOnly shows what the policy lets the operator change of a Flux
+// Kustomization (docs/two-way.md): the requestedAt annotation, nothing else.
+func fluxPatchesAreAnnotationsOnly(t *testing.T, ctx context.Context, sa client.Client, ns string) {
+	t.Helper()
+	ks := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "apps", "namespace": ns},
+		"spec":     map[string]any{"interval": "1h", "prune": true, "sourceRef": map[string]any{"kind": "GitRepository", "name": "apps"}},
+	}}
+	ks.SetGroupVersionKind(applier.KustomizationGVK)
+	mustCreate(t, ctx, ks)
+	patch := func(body string) error {
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(applier.KustomizationGVK)
+		obj.SetNamespace(ns)
+		obj.SetName("apps")
+		return sa.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(body)))
+	}
+	if err := patch(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"now"}}}`); err != nil {
+		t.Errorf("the ServiceAccount's reconcile request was refused: %v", err)
+	}
+	for what, body := range map[string]string{
+		"suspend it":                `{"spec":{"suspend":true}}`,
+		"add another annotation":    `{"metadata":{"annotations":{"kustomize.toolkit.fluxcd.io/reconcile":"disabled"}}}`,
+		"add a finalizer":           `{"metadata":{"finalizers":["example.com/hold"]}}`,
+		"label it":                  `{"metadata":{"labels":{"x":"y"}}}`,
+		"give it an owner":          `{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"gone","uid":"00000000-0000-0000-0000-000000000000"}]}}`,
+		"change the request itself": `{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"later"},"labels":{"x":"y"}}}`,
+	} {
+		if err := patch(body); err == nil || !strings.Contains(err.Error(), "dry-run") {
+			t.Errorf("the ServiceAccount could %s: %v; want the policy's refusal", what, err)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -45,6 +46,11 @@ type Flux struct {
 	Poll, Timeout time.Duration
 	// now stamps the request tokens (time.Now when nil).
 	now func() time.Time
+
+	// turns holds one turn per GitRepository: Flux keeps only the last requestedAt, so two
+	// requests through one source at once would wait for each other's token.
+	mu    sync.Mutex
+	turns map[types.NamespacedName]chan struct{}
 }
 
 // Applied is what Flux reports once it applied a commit.
@@ -66,6 +72,12 @@ func (f *Flux) Apply(ctx context.Context, ks types.NamespacedName, branch, commi
 	if err != nil {
 		return Applied{}, err
 	}
+	release, err := f.turn(ctx, repo)
+	if err != nil {
+		return Applied{}, &Error{Reason: ReasonTimedOut, Object: describe(GitRepositoryGVK, repo),
+			Message: fmt.Sprintf("another apply through it did not end in time: %v", err)}
+	}
+	defer release()
 	token := f.token(commit)
 	fetched, err := f.reconcile(ctx, GitRepositoryGVK, repo, token, "status", "artifact", "revision")
 	if err != nil {
@@ -80,6 +92,26 @@ func (f *Flux) Apply(ctx context.Context, ks types.NamespacedName, branch, commi
 			Message: fmt.Sprintf("applied %s (the GitRepository fetched %s), not commit %s", applied, fetched, commit)}
 	}
 	return Applied{Revision: applied}, nil
+}
+
+// turn waits for the GitRepository's turn and returns its release.
+func (f *Flux) turn(ctx context.Context, repo types.NamespacedName) (func(), error) {
+	f.mu.Lock()
+	if f.turns == nil {
+		f.turns = map[types.NamespacedName]chan struct{}{}
+	}
+	t, ok := f.turns[repo]
+	if !ok {
+		t = make(chan struct{}, 1)
+		f.turns[repo] = t
+	}
+	f.mu.Unlock()
+	select {
+	case t <- struct{}{}:
+		return func() { <-t }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // sourceOf checks the Kustomization and returns its GitRepository, which must follow branch.

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -22,6 +23,13 @@ func (a appliers) Apply(ctx context.Context, trigger worker.ApplyTrigger, branch
 	switch trigger.Kind {
 	case "FluxTrigger":
 		applied, err := a.flux.Apply(ctx, types.NamespacedName{Namespace: trigger.Namespace, Name: trigger.Name}, branch, commit)
+		var e *applier.Error
+		if errors.As(err, &e) && e.Reason == applier.ReasonOtherRevision && applied.Revision != "" {
+			// The branch moved on and Flux applied its newer tip, which holds the commit:
+			// the operator never rewrites history, and a push it did not make is applied
+			// in turn (ForeignCommit).
+			return applied.Revision, nil
+		}
 		return applied.Revision, err
 	}
 	return "", fmt.Errorf("no applier for trigger kind %q", trigger.Kind)

@@ -30,31 +30,52 @@ const FluxNamespace = "flux-system"
 // its cache (a cold build takes minutes and prints its progress).
 func FluxBin(t testing.TB) string {
 	t.Helper()
+	dir, err := FindFluxBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// FindFluxBin is FluxBin for a TestMain.
+func FindFluxBin() (string, error) {
 	if dir := os.Getenv("FLUX_BIN"); dir != "" {
-		return dir
+		return dir, nil
 	}
 	root, err := RepoRoot()
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	cmd := exec.Command("bash", filepath.Join(root, "hack", "tools", "flux.sh"))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("hack/tools/flux.sh: %v", err)
+		return "", fmt.Errorf("hack/tools/flux.sh: %w", err)
 	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(string(out)), nil
 }
 
 // WithFluxCRDs installs Flux's CRDs (from FluxBin's ../crds) beside the project's.
 func WithFluxCRDs(t testing.TB) ControlPlaneOption {
 	t.Helper()
-	crds := filepath.Join(FluxBin(t), "..", "crds")
-	root, err := RepoRoot()
+	opt, err := FluxCRDs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return servers.WithCRDDirectories(filepath.Join(root, "config", "crd"), crds)
+	return opt
+}
+
+// FluxCRDs is WithFluxCRDs for a TestMain.
+func FluxCRDs() (ControlPlaneOption, error) {
+	bin, err := FindFluxBin()
+	if err != nil {
+		return nil, err
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	return servers.WithCRDDirectories(filepath.Join(root, "config", "crd"), filepath.Join(bin, "..", "crds")), nil
 }
 
 // Flux is a running source-controller and kustomize-controller, out of cluster, against a

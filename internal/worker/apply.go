@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
@@ -143,19 +144,16 @@ func (s *branchState) startApplies(ctx context.Context, now time.Time) {
 		return
 	}
 	for name, ts := range s.targets {
-		a := &ts.apply
-		if a.due == "" || a.inFlight != "" || now.Before(a.retryAt) {
-			continue
-		}
-		if a.due == applyCatchUp && !a.snapshotPlanned {
+		if !s.mayApply(ts, now) {
 			continue
 		}
 		if s.window != nil && s.window.target == name {
 			s.closeWindow(closeApplyDue)
 		}
-		if s.flushing() {
+		if s.flushing(name) {
 			continue
 		}
+		a := &ts.apply
 		commit, reason := s.remoteTip, a.due
 		a.inFlight, a.requested, a.due = commit, commit, ""
 		a.window = &applyWindow{commit: commit, edited: map[layout.Identity]bool{}}
@@ -163,16 +161,34 @@ func (s *branchState) startApplies(ctx context.Context, now time.Time) {
 	}
 }
 
-// flushing reports whether the branch still has changes to plan or push.
-func (s *branchState) flushing() bool {
-	return len(s.closed) > 0 || len(s.pending) > 0 || s.localTip != s.remoteTip
+// mayApply reports whether the target's due apply may go once its changes are flushed:
+// the branch is fetched, an applier is wired and named, no apply of the target is in flight
+// or backing off, and a catch-up has its first snapshot planned.
+func (s *branchState) mayApply(ts *targetState, now time.Time) bool {
+	a := &ts.apply
+	return s.ready && s.cfg.Applier != nil && ts.cfg.Apply != nil && a.due != "" && a.inFlight == "" &&
+		!now.Before(a.retryAt) && (a.due != applyCatchUp || a.snapshotPlanned)
 }
 
-// applyDue reports whether some triggered target waits for the branch to be flushed: its
-// pushes then skip the cooldown.
+// flushing reports whether the target still has changes to plan, or the branch commits to
+// push. Held batches and writes waiting for their folder do not count: they wait for a
+// person, and an apply must not wait with them (another target's held changes least of all).
+func (s *branchState) flushing(target string) bool {
+	if s.localTip != s.remoteTip {
+		return true
+	}
+	if s.window != nil && s.window.target == target {
+		return true
+	}
+	return slices.ContainsFunc(s.closed, func(b *batch) bool { return b.target == target && !b.held })
+}
+
+// applyDue reports whether some triggered target's apply waits only for the branch to be
+// flushed: its pushes then skip the cooldown.
 func (s *branchState) applyDue() bool {
+	now := time.Now()
 	for _, ts := range s.targets {
-		if ts.apply.due != "" && ts.apply.inFlight == "" {
+		if s.mayApply(ts, now) {
 			return true
 		}
 	}
@@ -198,6 +214,9 @@ func (s *branchState) applied(r applyResult, now time.Time) {
 	a.inFlight = ""
 	if a.window != nil && a.window.commit == r.commit {
 		a.window.until = now.Add(applyGrace)
+	}
+	if ts.cfg.Apply == nil {
+		return // the target stopped naming an applier meanwhile
 	}
 	if r.err != nil {
 		s.cfg.Metrics.ApplyRequest(string(r.reason), "failure")
@@ -241,17 +260,20 @@ func (s *branchState) noteSnapshotPlanned(b *batch) {
 
 // applyWake is when startApplies next has something to decide.
 func (s *branchState) applyWake(now time.Time) (time.Time, bool) {
+	// A due apply wakes the loop when its backoff ends; one that waits for the flush is
+	// woken by the pushes and plans that make it (their own wakes), not by a timer.
 	var at time.Time
 	found := false
-	for _, ts := range s.targets {
-		if ts.apply.due != "" && ts.apply.inFlight == "" {
-			when := ts.apply.retryAt
-			if when.Before(now) {
-				when = now
+	for name, ts := range s.targets {
+		a := ts.apply
+		if a.due == "" || a.inFlight != "" || !now.Before(a.retryAt) {
+			if s.mayApply(ts, now) && !s.flushing(name) && (!found || now.Before(at)) {
+				at, found = now, true
 			}
-			if !found || when.Before(at) {
-				at, found = when, true
-			}
+			continue
+		}
+		if ts.cfg.Apply != nil && (!found || a.retryAt.Before(at)) {
+			at, found = a.retryAt, true
 		}
 	}
 	if s.triggered() && s.ready && (!found || s.pollAt.Before(at)) {

@@ -133,6 +133,10 @@ func (s *branchState) setTarget(cfg TargetConfig, remove bool) {
 	if ts, ok := s.targets[cfg.Name]; ok && ts.folder.prefix == tree.Folder(cfg.Path) {
 		named := cfg.Apply != nil && (ts.cfg.Apply == nil || *ts.cfg.Apply != *cfg.Apply)
 		ts.cfg = cfg
+		if cfg.Apply == nil {
+			// No applier any more: nothing is due; an answer still on its way is ignored.
+			ts.apply = applyState{inFlight: ts.apply.inFlight}
+		}
 		if named {
 			ts.markApply(applyCatchUp, time.Now()) // the target names (another) applier
 		}

@@ -1,0 +1,121 @@
+package worker
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
+)
+
+// applyLog stands in for Flux at the Applier interface (the real one is tested against
+// Flux in internal/applier and internal/twoway): it records the commits asked for and
+// answers when release says so.
+type applyLog struct {
+	mu      sync.Mutex
+	asked   []string
+	release chan struct{} // nil answers at once
+}
+
+func (a *applyLog) Apply(ctx context.Context, _ ApplyTrigger, _, commit string) (string, error) {
+	a.mu.Lock()
+	a.asked = append(a.asked, commit)
+	release := a.release
+	a.mu.Unlock()
+	if release != nil {
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	return "main@sha1:" + commit, nil
+}
+
+func (a *applyLog) commits() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.asked...)
+}
+
+var fluxApps = &ApplyTrigger{Kind: "FluxTrigger", Namespace: "flux-system", Name: "apps"}
+
+func triggeredRig(t *testing.T, applier *applyLog) *rig {
+	t.Helper()
+	r := newRig(t, func(c *Config) { c.Applier, c.ApplyPoll = applier, 50*time.Millisecond })
+	r.setTarget(TargetConfig{Name: "team/live", Path: "clusters/dev", Prune: PruneOnEvent, Apply: fluxApps})
+	if err := r.worker.Resync(r.ctx(), teamASnapshot(listed("first", "1"))); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("the catch-up apply after the first snapshot", func() bool { return len(applier.commits()) == 1 })
+	return r
+}
+
+// A Git-side push into a triggered folder asks one apply of the new tip; an edit the
+// worker writes asks none.
+func TestAGitSidePushAsksAnApplyAndAnEditNone(t *testing.T) {
+	applier := &applyLog{}
+	r := triggeredRig(t, applier)
+	r.settled()
+
+	r.submit(upsert("alice", "team-a", "first", "2"))
+	r.waitFor("the edit in Git", func() bool { return r.file(cmPath("team-a", "first")) == string(configMap("team-a", "first", "2")) })
+	tip, err := r.server.PushForeign(repoName, "main", testenv.ForeignChange{Files: map[string]string{cmPath("team-a", "pushed"): string(configMap("team-a", "pushed", "1"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("the apply of the pushed commit", func() bool {
+		c := applier.commits()
+		return len(c) > 1 && c[len(c)-1] == tip
+	})
+	if c := applier.commits(); len(c) != 2 {
+		t.Fatalf("applies %v: want the catch-up and the pushed commit only (the edit asks none)", c)
+	}
+}
+
+// A target that stops naming its applier while an apply is in flight forgets it: the late
+// answer is ignored, and nothing more is asked.
+func TestATargetThatStopsNamingItsApplierForgetsItsApplies(t *testing.T) {
+	applier := &applyLog{release: make(chan struct{})}
+	r := newRig(t, func(c *Config) { c.Applier, c.ApplyPoll = applier, 50*time.Millisecond })
+	r.setTarget(TargetConfig{Name: "team/live", Path: "clusters/dev", Prune: PruneOnEvent, Apply: fluxApps})
+	if err := r.worker.Resync(r.ctx(), teamASnapshot(listed("first", "1"))); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("the catch-up apply in flight", func() bool { return len(applier.commits()) == 1 })
+	r.setTarget(TargetConfig{Name: "team/live", Path: "clusters/dev", Prune: PruneOnEvent})
+	close(applier.release)
+	if _, err := r.server.PushForeign(repoName, "main", testenv.ForeignChange{Files: map[string]string{cmPath("team-a", "pushed"): string(configMap("team-a", "pushed", "1"))}}); err != nil {
+		t.Fatal(err)
+	}
+	r.submit(upsert("alice", "team-a", "later", "1"))
+	r.waitFor("a later write", func() bool { return r.hasFile(cmPath("team-a", "later")) })
+	st := r.settled()
+	if _, ok := st.Applies["team/live"]; ok || len(applier.commits()) != 1 {
+		t.Fatalf("applies %v, status %+v: want nothing after the trigger went", applier.commits(), st.Applies)
+	}
+}
+
+// Another target's held changes do not hold a triggered target's apply back.
+func TestAnotherTargetsHeldChangesDoNotHoldAnApply(t *testing.T) {
+	applier := &applyLog{}
+	r := triggeredRig(t, applier)
+	if _, err := r.server.PushForeign(repoName, "main", testenv.ForeignChange{Files: map[string]string{
+		"clusters/other/kustomization.yaml": "resources:\n- missing.yaml\n", // the folder does not build
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	r.setTarget(TargetConfig{Name: "team/other", Path: "clusters/other", Prune: PruneOnEvent})
+	r.submit(Event{Target: "team/other", Author: Author{Name: "bob"}, Op: OpUpsert, Type: configMapType,
+		ID: upsert("", "team-b", "held", "1").ID, Doc: configMap("team-b", "held", "1")})
+	r.waitStatus("the other target's change held", func(st Status) bool { return st.Refused["team/other"] != "" || st.Held["team/other"] != "" })
+	tip, err := r.server.PushForeign(repoName, "main", testenv.ForeignChange{Files: map[string]string{cmPath("team-a", "pushed"): string(configMap("team-a", "pushed", "1"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("the apply of the pushed commit", func() bool {
+		c := applier.commits()
+		return c[len(c)-1] == tip
+	})
+}
