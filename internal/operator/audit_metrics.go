@@ -32,10 +32,21 @@ func registerAuditMetrics(index *attribution.Index) error {
 	for _, r := range attribution.RefuseReasons() {
 		collectors = append(collectors, events("refused", r.String(), func() int64 { return c.Refused(r) }))
 	}
+	return registerReplacing(ctrlmetrics.Registry, collectors)
+}
+
+// registerReplacing registers the collectors, each replacing one registered before under
+// the same name and labels: a second run of the operator in one process (the sandbox, the
+// tests) exports its own index, not the first run's.
+func registerReplacing(reg prometheus.Registerer, collectors []prometheus.Collector) error {
 	for _, col := range collectors {
-		err := ctrlmetrics.Registry.Register(col)
+		err := reg.Register(col)
 		var already prometheus.AlreadyRegisteredError
-		if err != nil && !errors.As(err, &already) { // a second run in one process keeps the first
+		if errors.As(err, &already) {
+			reg.Unregister(already.ExistingCollector)
+			err = reg.Register(col)
+		}
+		if err != nil {
 			return fmt.Errorf("register audit metrics: %w", err)
 		}
 	}
