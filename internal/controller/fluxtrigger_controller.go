@@ -40,8 +40,14 @@ func (r *FluxTriggerReconciler) Reconcile(ctx context.Context, req reconcile.Req
 	orig := ft.DeepCopy()
 	conds := conditions{list: &ft.Status.Conditions, generation: ft.Generation}
 	ks := ft.Spec.KustomizationRef
-	if ks.Namespace == "" {
-		ks.Namespace = ft.Namespace
+	ks.Namespace = kustomizationNamespace(&ft)
+	if msg := crossNamespaceRefused(&ft, r.Pipeline.NoCrossNamespaceTriggers); msg != "" {
+		conds.ready(false, ReasonCrossNamespaceRefused, msg, true)
+		ft.Status.ObservedGeneration = ft.Generation
+		if err := r.Status().Patch(ctx, &ft, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
+			return reconcile.Result{}, fmt.Errorf("update status of FluxTrigger %s: %w", req.NamespacedName, err)
+		}
+		return reconcile.Result{}, nil
 	}
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(applier.KustomizationGVK)

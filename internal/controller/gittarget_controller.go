@@ -150,7 +150,7 @@ func (r *GitTargetReconciler) sync(ctx context.Context, t *v1.GitTarget, conds c
 	if encProb != nil && encProb.transient {
 		return encProb
 	}
-	trigger, missing, err := applyTriggerOf(ctx, r.Client, t)
+	trigger, refused, err := applyTriggerOf(ctx, r.Client, t, r.Pipeline.NoCrossNamespaceTriggers)
 	if err != nil {
 		return &problem{condition: ConditionApplied, reason: ReasonTriggerNotFound, transient: true, message: err.Error()}
 	}
@@ -177,7 +177,7 @@ func (r *GitTargetReconciler) sync(ctx context.Context, t *v1.GitTarget, conds c
 	if prob := r.runStreams(ctx, t, sealer); prob != nil {
 		return prob
 	}
-	return r.report(ctx, t, w, conds, missing)
+	return r.report(ctx, t, w, conds, refused)
 }
 
 // attach validates the target and hands it to its branch's worker.
@@ -328,7 +328,7 @@ func (r *GitTargetReconciler) retarget(ctx context.Context, key ownership.Branch
 }
 
 // report fills the status from the worker and the streams.
-func (r *GitTargetReconciler) report(ctx context.Context, t *v1.GitTarget, w *worker.Worker, conds conditions, missing string) *problem {
+func (r *GitTargetReconciler) report(ctx context.Context, t *v1.GitTarget, w *worker.Worker, conds conditions, refused *triggerRefusal) *problem {
 	name := client.ObjectKeyFromObject(t).String()
 	// The worker answers between fetches and pushes; a slow remote must not hold up the
 	// reconciles of every other target.
@@ -340,7 +340,7 @@ func (r *GitTargetReconciler) report(ctx context.Context, t *v1.GitTarget, w *wo
 			message: fmt.Sprintf("the branch worker did not answer within %s (a slow fetch or push); asking again", workerCallTimeout)}
 	}
 	applies, named := st.Applies[name]
-	reportApplied(conds, t, missing, applies, named)
+	reportApplied(conds, t, refused, applies, named)
 	t.Status.RetainedDocuments = int64(st.Retained[name])
 	if st.RemoteTip != "" {
 		t.Status.LastCommit = st.RemoteTip

@@ -85,7 +85,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	wiring := pipeline.Options{WorkDir: workDir, Tune: opts.Tune, StateNamespace: stateNamespace(opts), MaxFileBytes: opts.MaxFileBytes,
 		Attribution: index, AttributionGrace: opts.AttributionGrace, SensitiveTypes: sensitive,
-		DefaultServiceAccount: opts.DefaultServiceAccount}
+		DefaultServiceAccount: opts.DefaultServiceAccount, NoCrossNamespaceTriggers: opts.NoCrossNamespaceTriggers}
 	if err := controller.Setup(ctx, mgr, controller.SetupOptions{Options: wiring, StatusResync: opts.StatusResync, OnPipeline: opts.OnPipeline}); err != nil {
 		return fmt.Errorf("set up controllers: %w", err)
 	}

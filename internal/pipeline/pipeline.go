@@ -62,6 +62,9 @@ type Pipeline struct {
 	// Applier asks GitOps appliers (Flux) to apply the branches of triggered targets
 	// (docs/two-way.md).
 	Applier worker.Applier
+	// NoCrossNamespaceTriggers refuses a FluxTrigger naming a Kustomization of another
+	// namespace (--no-cross-namespace-triggers).
+	NoCrossNamespaceTriggers bool
 }
 
 // Options configure a Pipeline.
@@ -86,6 +89,9 @@ type Options struct {
 	// DefaultServiceAccount, when set, gives every WatchRule without
 	// spec.serviceAccountName the rights of that service account of its namespace.
 	DefaultServiceAccount string
+	// NoCrossNamespaceTriggers refuses a FluxTrigger naming a Kustomization of another
+	// namespace.
+	NoCrossNamespaceTriggers bool
 }
 
 // New builds the pipeline on the API server of cfg; c reads and writes the operator's own
@@ -124,8 +130,9 @@ func New(ctx context.Context, cfg *rest.Config, c client.Client, reader client.R
 		Journal:      journal,
 		JournalStore: &JournalStore{Journal: journal, Reader: reader, Writer: c, Namespace: opts.StateNamespace,
 			Log: log.WithName("journal")},
-		Access:  watch.NewAccess(c, opts.DefaultServiceAccount),
-		Applier: appliers{flux: &applier.Flux{Client: c}},
+		Access:                   watch.NewAccess(c, opts.DefaultServiceAccount),
+		Applier:                  appliers{flux: &applier.Flux{Client: c}},
+		NoCrossNamespaceTriggers: opts.NoCrossNamespaceTriggers,
 	}, nil
 }
 

@@ -57,6 +57,12 @@ type loop struct {
 
 func newLoop(t *testing.T) *loop {
 	t.Helper()
+	return newLoopWith(t, nil)
+}
+
+// newLoopWith is newLoop with changed operator options.
+func newLoopWith(t *testing.T, change func(*operator.Options)) *loop {
+	t.Helper()
 	cp := testenv.NewControlPlane(t, testenv.WithFluxCRDs(t))
 	testenv.StartFlux(t, cp)
 	l := &loop{t: t, cp: cp, git: testenv.NewGitServer(t), ns: "team", metrics: freeAddress(t)}
@@ -72,7 +78,7 @@ func newLoop(t *testing.T) *loop {
 	if err := cp.CreateNamespace(l.ctx(), l.ns, nil); err != nil {
 		t.Fatal(err)
 	}
-	l.startOperator()
+	l.startOperator(change)
 	l.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "git"}, StringData: map[string]string{"username": "bot", "password": "s3cret-pass"}})
 	l.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.FluxNamespace, Name: "git"}, StringData: map[string]string{"username": "bot", "password": "s3cret-pass"}})
 	l.create(&v1.GitProvider{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "origin"}, Spec: v1.GitProviderSpec{
@@ -109,7 +115,7 @@ func (l *loop) fluxSource() {
 	l.create(ks)
 }
 
-func (l *loop) startOperator() {
+func (l *loop) startOperator(change func(*operator.Options)) {
 	l.t.Helper()
 	kubeconfig, err := servers.WriteKubeconfigFor(l.cp.Config, l.t.TempDir())
 	if err != nil {
@@ -117,13 +123,15 @@ func (l *loop) startOperator() {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() {
-		done <- operator.Run(ctx, operator.Options{Kubeconfig: kubeconfig, MetricsBindAddress: l.metrics, HealthProbeBindAddress: "0",
-			LeaderElectionID: "twoway", WorkDir: l.t.TempDir(), Tune: func(c *worker.Config) {
-				c.PushCooldown, c.ApplyPoll = 50*time.Millisecond, time.Second
-				c.RetryMin, c.RetryMax = 100*time.Millisecond, 2*time.Second
-			}})
-	}()
+	opts := operator.Options{Kubeconfig: kubeconfig, MetricsBindAddress: l.metrics, HealthProbeBindAddress: "0",
+		LeaderElectionID: "twoway", WorkDir: l.t.TempDir(), Tune: func(c *worker.Config) {
+			c.PushCooldown, c.ApplyPoll = 50*time.Millisecond, time.Second
+			c.RetryMin, c.RetryMax = 100*time.Millisecond, 2*time.Second
+		}}
+	if change != nil {
+		change(&opts)
+	}
+	go func() { done <- operator.Run(ctx, opts) }()
 	l.t.Cleanup(func() {
 		cancel()
 		select {
