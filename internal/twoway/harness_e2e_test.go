@@ -63,6 +63,14 @@ func newLoop(t *testing.T) *loop {
 // newLoopWith is newLoop with changed operator options.
 func newLoopWith(t *testing.T, change func(*operator.Options)) *loop {
 	t.Helper()
+	l := newStoppedLoop(t)
+	l.startOperator(change)
+	return l
+}
+
+// newStoppedLoop sets everything up but the operator (startOperator starts it).
+func newStoppedLoop(t *testing.T) *loop {
+	t.Helper()
 	cp := testenv.NewControlPlane(t, testenv.WithFluxCRDs(t))
 	testenv.StartFlux(t, cp)
 	l := &loop{t: t, cp: cp, git: testenv.NewGitServer(t), ns: "team", metrics: freeAddress(t)}
@@ -78,7 +86,6 @@ func newLoopWith(t *testing.T, change func(*operator.Options)) *loop {
 	if err := cp.CreateNamespace(l.ctx(), l.ns, nil); err != nil {
 		t.Fatal(err)
 	}
-	l.startOperator(change)
 	l.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "git"}, StringData: map[string]string{"username": "bot", "password": "s3cret-pass"}})
 	l.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.FluxNamespace, Name: "git"}, StringData: map[string]string{"username": "bot", "password": "s3cret-pass"}})
 	l.create(&v1.GitProvider{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "origin"}, Spec: v1.GitProviderSpec{
@@ -198,6 +205,18 @@ func (l *loop) appliesSettled() {
 		c := meta.FindStatusCondition(gt.Status.Conditions, controller.ConditionApplied)
 		return c != nil && c.Status == metav1.ConditionTrue
 	})
+}
+
+// kustomizationApplied reports whether the Kustomization applied some revision (its first
+// reconcile, on creation).
+func (l *loop) kustomizationApplied() bool {
+	ks := &unstructured.Unstructured{}
+	ks.SetGroupVersionKind(applier.KustomizationGVK)
+	if err := l.cp.Client.Get(l.ctx(), client.ObjectKey{Namespace: testenv.FluxNamespace, Name: "apps"}, ks); err != nil {
+		return false
+	}
+	rev, _, _ := unstructured.NestedString(ks.Object, "status", "lastAppliedRevision")
+	return rev != ""
 }
 
 // commitsTouching lists the commits of main that changed path, newest first.
