@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
@@ -30,12 +31,17 @@ func TestEditsMadeDuringAnApplyEndInGitAndOnTheCluster(t *testing.T) {
 		}
 		for i := 0; i < 5; i++ {
 			last = fmt.Sprintf("%d-%d", round, i)
-			cm := &corev1.ConfigMap{}
-			if err := l.cp.Client.Get(l.ctx(), keyOf(l.ns, "busy"), cm); err != nil {
-				t.Fatal(err)
-			}
-			cm.Data["v"] = last
-			if err := l.cp.Client.Update(l.ctx(), cm); err != nil {
+			// Flux may write the object between a read and an update: read again, as kubectl
+			// edit would.
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				cm := &corev1.ConfigMap{}
+				if err := l.cp.Client.Get(l.ctx(), keyOf(l.ns, "busy"), cm); err != nil {
+					return err
+				}
+				cm.Data["v"] = last
+				return l.cp.Client.Update(l.ctx(), cm)
+			})
+			if err != nil {
 				t.Fatalf("edit %s: %v", last, err)
 			}
 		}

@@ -6,11 +6,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
-	"regexp"
-	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,6 +23,7 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/applier"
 	"github.com/gitops-reverser/gitops-reverser/internal/controller"
 	"github.com/gitops-reverser/gitops-reverser/internal/operator"
+	"github.com/gitops-reverser/gitops-reverser/internal/pipeline"
 	"github.com/gitops-reverser/gitops-reverser/internal/sandbox/servers"
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
@@ -46,13 +44,14 @@ func TestMain(m *testing.M) {
 // loop is one two-way set-up: a control plane with Flux, a repository, the operator, and
 // a GitTarget whose folder "apps" a Flux Kustomization applies through a FluxTrigger.
 type loop struct {
-	t       *testing.T
-	cp      *testenv.ControlPlane
-	git     *testenv.GitServer
-	front   *testenv.HTTPFrontend
-	ns      string
-	metrics string
-	folder  string // where the target writes the namespace's ConfigMaps
+	t      *testing.T
+	cp     *testenv.ControlPlane
+	git    *testenv.GitServer
+	front  *testenv.HTTPFrontend
+	ns     string
+	folder string // where the target writes the namespace's ConfigMaps
+	// pipeline is the running operator's (its branch workers answer applyStatus).
+	pipeline atomic.Pointer[pipeline.Pipeline]
 }
 
 func newLoop(t *testing.T) *loop {
@@ -73,7 +72,7 @@ func newStoppedLoop(t *testing.T) *loop {
 	t.Helper()
 	cp := testenv.NewControlPlane(t, testenv.WithFluxCRDs(t))
 	testenv.StartFlux(t, cp)
-	l := &loop{t: t, cp: cp, git: testenv.NewGitServer(t), ns: "team", metrics: freeAddress(t)}
+	l := &loop{t: t, cp: cp, git: testenv.NewGitServer(t), ns: "team"}
 	l.folder = "apps/" + l.ns + "/core/configmaps/"
 	if err := l.git.CreateRepo("fleet.git"); err != nil {
 		t.Fatal(err)
@@ -130,11 +129,12 @@ func (l *loop) startOperator(change func(*operator.Options)) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	opts := operator.Options{Kubeconfig: kubeconfig, MetricsBindAddress: l.metrics, HealthProbeBindAddress: "0",
+	opts := operator.Options{Kubeconfig: kubeconfig, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
 		LeaderElectionID: "twoway", WorkDir: l.t.TempDir(), Tune: func(c *worker.Config) {
 			c.PushCooldown, c.ApplyPoll = 50*time.Millisecond, time.Second
 			c.RetryMin, c.RetryMax = 100*time.Millisecond, 2*time.Second
 		}}
+	opts.OnPipeline = func(p *pipeline.Pipeline) { l.pipeline.Store(p) }
 	if change != nil {
 		change(&opts)
 	}
@@ -207,6 +207,30 @@ func (l *loop) appliesSettled() {
 	})
 }
 
+// applyStatus asks the target's branch worker what its applies are doing. The question goes
+// through the worker's loop: it is answered after whatever the loop was doing when asked.
+func (l *loop) applyStatus() worker.ApplyStatus {
+	l.t.Helper()
+	p := l.pipeline.Load()
+	if p == nil {
+		l.t.Fatal("the operator has not built its pipeline")
+	}
+	name := l.ns + "/apps"
+	key, ok := p.Router.Key(name)
+	if !ok {
+		l.t.Fatalf("GitTarget %s has no branch", name)
+	}
+	w, ok := p.Workers.Lookup(key)
+	if !ok {
+		l.t.Fatalf("no worker for %s", name)
+	}
+	st, err := w.Status(l.ctx())
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return st.Applies[name]
+}
+
 // kustomizationApplied reports whether the Kustomization applied some revision (its first
 // reconcile, on creation).
 func (l *loop) kustomizationApplied() bool {
@@ -229,23 +253,6 @@ func (l *loop) commitsTouching(path string) []testenv.Commit {
 	return log
 }
 
-// applies sums apply_requests_total{reason} of the operator's metrics (-1 when unreadable).
-func (l *loop) applies(reason string) int {
-	resp, err := http.Get("http://" + l.metrics + "/metrics")
-	if err != nil {
-		return -1
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	re := regexp.MustCompile(`gitops_reverser_apply_requests_total\{outcome="success",reason="` + reason + `"\} (\d+)`)
-	m := re.FindStringSubmatch(string(body))
-	if m == nil {
-		return 0
-	}
-	n, _ := strconv.Atoi(m[1])
-	return n
-}
-
 func configMapDoc(ns, name, value string) string {
 	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\ndata:\n  v: %q\n", name, ns, value)
 }
@@ -260,14 +267,4 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-func freeAddress(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
