@@ -28,6 +28,7 @@ type Metrics struct {
 	changesOpen      *prometheus.GaugeVec
 	applyRequests    *prometheus.CounterVec
 	applyEchoes      *prometheus.CounterVec
+	staleSnapshots   *prometheus.CounterVec
 }
 
 const namespace = "gitops_reverser"
@@ -75,6 +76,9 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		applyEchoes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "apply_echoes_total",
 			Help: "Writes of a GitOps applier seen by the watch (docs/two-way.md): landed (inside its apply window, mirrored as usual), withheld (it overwrote an edit made during the apply: a Repair follows), late (outside any window)."},
 			[]string{"outcome"}),
+		staleSnapshots: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "stale_snapshots_total",
+			Help: "Snapshots of triggered targets taken while Git was ahead of the cluster (docs/two-way.md): discarded, and asked for again once the apply landed."},
+			[]string{"outcome"}),
 	}
 	var err error
 	reg1 := func(c prometheus.Collector) prometheus.Collector {
@@ -100,6 +104,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.changesOpen = reg1(m.changesOpen).(*prometheus.GaugeVec)
 	m.applyRequests = reg1(m.applyRequests).(*prometheus.CounterVec)
 	m.applyEchoes = reg1(m.applyEchoes).(*prometheus.CounterVec)
+	m.staleSnapshots = reg1(m.staleSnapshots).(*prometheus.CounterVec)
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +143,13 @@ func (m *Metrics) ApplyRequest(reason, outcome string) {
 func (m *Metrics) ApplyEcho(outcome string) {
 	if m != nil {
 		m.applyEchoes.WithLabelValues(outcome).Inc()
+	}
+}
+
+// StaleSnapshot counts one snapshot of a triggered target taken while Git was ahead.
+func (m *Metrics) StaleSnapshot(outcome string) {
+	if m != nil {
+		m.staleSnapshots.WithLabelValues(outcome).Inc()
 	}
 }
 

@@ -184,6 +184,16 @@ func (r *Router) Renew(key ownership.BranchKey) {
 	}
 }
 
+// RenewTarget makes one target's subscriptions new, so that the next Wanted gives them a
+// fresh snapshot (a triggered target's worker discarded one taken while Git was ahead).
+func (r *Router) RenewTarget(target string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if tr, ok := r.targets[target]; ok {
+		tr.generation++
+	}
+}
+
 func (r *Router) newSink(target string, sub watch.Subscription, fp string, g *gate, sealer Sealer) *sink {
 	s := &sink{target: target, sub: sub, fingerprint: fp, gate: g, sealer: sealer, sensitive: r.sensitive.Has(sub.Resource)}
 	if r.attr != nil {

@@ -66,6 +66,15 @@ type applyState struct {
 	snapshotPlanned bool
 	// window is the last apply's window (apply_echo.go), nil before the first.
 	window *applyWindow
+	// gitAheadSince is when a Git-side push changed the folder that no apply has answered
+	// for yet (zero when the cluster holds what Git does); resnapshot is set when a
+	// snapshot was discarded meanwhile (apply_stale.go). sentAt is when the apply in flight
+	// was asked.
+	gitAheadSince time.Time
+	resnapshot    bool
+	sentAt        time.Time
+	// discarded counts the target's snapshots discarded for being taken while Git was ahead.
+	discarded int
 }
 
 // applyResult is an applier's answer, sent back to the loop.
@@ -122,6 +131,7 @@ func (s *branchState) foreignCommits(from, to string, now time.Time) {
 	for _, ts := range s.targets {
 		if ts.cfg.Apply != nil && ts.folder.changedBy(changed) {
 			ts.markApply(applyForeignCommit, now)
+			ts.gitAhead(now)
 		}
 	}
 }
@@ -155,7 +165,7 @@ func (s *branchState) startApplies(ctx context.Context, now time.Time) {
 		}
 		a := &ts.apply
 		commit, reason := s.remoteTip, a.due
-		a.inFlight, a.requested, a.due = commit, commit, ""
+		a.inFlight, a.requested, a.due, a.sentAt = commit, commit, "", now
 		a.window = &applyWindow{commit: commit, edited: map[layout.Identity]bool{}}
 		go s.sendApply(ctx, name, *ts.cfg.Apply, commit, reason)
 	}
@@ -233,6 +243,7 @@ func (s *branchState) applied(r applyResult, now time.Time) {
 	}
 	s.cfg.Metrics.ApplyRequest(string(r.reason), "success")
 	a.applied, a.lastErr, a.wait, a.retryAt = r.revision, "", wait.Backoff{}, time.Time{}
+	ts.caughtUp(a.sentAt)
 }
 
 // adopt makes an apply due for a triggered target whose pushed write created documents: the
@@ -285,7 +296,8 @@ func (s *branchState) applyWake(now time.Time) (time.Time, bool) {
 // applyStatus reports the target's applies.
 func (ts *targetState) applyStatus() ApplyStatus {
 	a := ts.apply
-	return ApplyStatus{Due: string(a.due), InFlight: a.inFlight, Requested: a.requested, Applied: a.applied, LastError: a.lastErr}
+	return ApplyStatus{Due: string(a.due), InFlight: a.inFlight, Requested: a.requested, Applied: a.applied, LastError: a.lastErr,
+		GitAhead: !a.gitAheadSince.IsZero(), Resnapshot: a.resnapshot && a.gitAheadSince.IsZero(), Discarded: a.discarded}
 }
 
 // ApplyStatus is what a triggered target's applies are doing.
@@ -296,4 +308,9 @@ type ApplyStatus struct {
 	Requested, Applied string
 	// LastError is the last failure, "" once an apply succeeded.
 	LastError string
+	// GitAhead is set while a Git-side push to the folder waits for its apply; Resnapshot
+	// when a snapshot taken meanwhile was discarded and a new one is wanted now.
+	GitAhead, Resnapshot bool
+	// Discarded counts the snapshots discarded for being taken while Git was ahead.
+	Discarded int
 }

@@ -19,12 +19,20 @@ func (s *branchState) handle(m any, now time.Time) {
 		}
 		s.addEvent(m.ev, now)
 	case snapshotMsg:
-		s.closeWindow(closeResync)
 		b := &batch{target: m.target, author: s.cfg.Committer, reason: closeResync}
 		for i := range m.snaps {
 			b.snapshots = append(b.snapshots, &m.snaps[i])
 		}
 		s.count(outcomeReceived, b.changes())
+		if s.staleSnapshot(m.target, now) {
+			s.cfg.Metrics.StaleSnapshot("discarded")
+			s.count(outcomeSuperseded, b.changes()) // by the snapshot asked for after the apply
+			return
+		}
+		if ts := s.targets[m.target]; ts != nil {
+			ts.apply.resnapshot = false // this is the snapshot a discarded one asked for
+		}
+		s.closeWindow(closeResync)
 		s.closed = append(s.closed, b)
 	case targetMsg:
 		s.setTarget(m.cfg, m.remove)

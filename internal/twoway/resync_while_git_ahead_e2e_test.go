@@ -1,0 +1,75 @@
+//go:build e2e
+
+package twoway
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
+	"github.com/gitops-reverser/gitops-reverser/internal/applier"
+	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
+)
+
+// E7: a resync forced while a Git-side push waits for its apply (here Flux is suspended)
+// lists the cluster as it was before the push; written, it would revert the push in Git.
+// It is discarded, and once the apply landed a new snapshot is taken: the push survives in
+// Git and reaches the cluster.
+func TestAGitSidePushSurvivesAResyncBeforeItsApply(t *testing.T) {
+	l := newLoop(t)
+	l.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "x"}, Data: map[string]string{"v": "1"}})
+	path := l.folder + "x.yaml"
+	waitFor(t, "the ConfigMap in Git", func() bool { return l.inGit(path) != "" })
+	waitFor(t, "the ConfigMap adopted", func() bool { return l.adopted("x") })
+	l.appliesSettled()
+
+	l.suspend(true)
+	if _, err := l.git.PushForeign("fleet.git", "main", testenv.ForeignChange{Files: map[string]string{path: configMapDoc(l.ns, "x", "from-git")}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the worker to see Git ahead of the cluster", func() bool { return l.applyStatus().GitAhead })
+
+	// A rule edit renews the subscription: a resync of the cluster, where x is still "1".
+	var rule v1.WatchRule
+	if err := l.cp.Client.Get(l.ctx(), keyOf(l.ns, "cms"), &rule); err != nil {
+		t.Fatal(err)
+	}
+	rule.Spec.Rules[0].LabelSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "never-set", Operator: metav1.LabelSelectorOpDoesNotExist}}}
+	if err := l.cp.Client.Update(l.ctx(), &rule); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the resync taken while Git is ahead to be discarded", func() bool { return l.applyStatus().Discarded >= 1 })
+	if got := l.inGit(path); got != configMapDoc(l.ns, "x", "from-git") {
+		t.Fatalf("the resync reverted the Git-side push: %q", got)
+	}
+
+	l.suspend(false)
+	waitFor(t, "the push on the cluster", func() bool { return l.live("x") == "from-git" })
+	waitFor(t, "Git caught up by the cluster", func() bool { st := l.applyStatus(); return !st.GitAhead && !st.Resnapshot })
+	l.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "marker"}, Data: map[string]string{"v": "1"}})
+	waitFor(t, "the marker in Git", func() bool { return l.inGit(l.folder+"marker.yaml") != "" })
+	if got := l.inGit(path); got != configMapDoc(l.ns, "x", "from-git") {
+		t.Fatalf("the Git-side push was reverted after the apply: %q", got)
+	}
+}
+
+// suspend sets the Kustomization's spec.suspend.
+func (l *loop) suspend(on bool) {
+	l.t.Helper()
+	ks := &unstructured.Unstructured{}
+	ks.SetGroupVersionKind(applier.KustomizationGVK)
+	ks.SetNamespace(testenv.FluxNamespace)
+	ks.SetName("apps")
+	patch := []byte(`{"spec":{"suspend":false}}`)
+	if on {
+		patch = []byte(`{"spec":{"suspend":true}}`)
+	}
+	if err := l.cp.Client.Patch(l.ctx(), ks, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		l.t.Fatal(err)
+	}
+}
