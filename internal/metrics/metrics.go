@@ -29,6 +29,7 @@ type Metrics struct {
 	applyRequests    *prometheus.CounterVec
 	applyEchoes      *prometheus.CounterVec
 	staleSnapshots   *prometheus.CounterVec
+	ownership        prometheus.Counter
 }
 
 const namespace = "gitops_reverser"
@@ -76,6 +77,8 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		applyEchoes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "apply_echoes_total",
 			Help: "Writes of a GitOps applier seen by the watch (docs/two-way.md): landed (inside its apply window, mirrored as usual), withheld (it overwrote an edit made during the apply: a Repair follows), late (outside any window)."},
 			[]string{"outcome"}),
+		ownership: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "apply_ownership_conflicts_total",
+			Help: "Changes and snapshot objects of a triggered target that another applier applies (another Flux Kustomization's): neither mirrored nor swept (docs/two-way.md)."}),
 		staleSnapshots: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "stale_snapshots_total",
 			Help: "Snapshots of triggered targets taken while Git was ahead of the cluster (docs/two-way.md): discarded, and asked for again once the apply landed."},
 			[]string{"outcome"}),
@@ -105,6 +108,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.applyRequests = reg1(m.applyRequests).(*prometheus.CounterVec)
 	m.applyEchoes = reg1(m.applyEchoes).(*prometheus.CounterVec)
 	m.staleSnapshots = reg1(m.staleSnapshots).(*prometheus.CounterVec)
+	m.ownership = reg1(m.ownership).(prometheus.Counter)
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +154,13 @@ func (m *Metrics) ApplyEcho(outcome string) {
 func (m *Metrics) StaleSnapshot(outcome string) {
 	if m != nil {
 		m.staleSnapshots.WithLabelValues(outcome).Inc()
+	}
+}
+
+// ApplyOwnershipConflict counts one object of a triggered target another applier owns.
+func (m *Metrics) ApplyOwnershipConflict() {
+	if m != nil {
+		m.ownership.Inc()
 	}
 }
 

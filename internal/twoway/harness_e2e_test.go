@@ -211,18 +211,19 @@ func (l *loop) appliesSettled() {
 // through the worker's loop: it is answered after whatever the loop was doing when asked.
 func (l *loop) applyStatus() worker.ApplyStatus {
 	l.t.Helper()
+	// Nothing yet (the operator or the target not started): an empty status.
 	p := l.pipeline.Load()
 	if p == nil {
-		l.t.Fatal("the operator has not built its pipeline")
+		return worker.ApplyStatus{}
 	}
 	name := l.ns + "/apps"
 	key, ok := p.Router.Key(name)
 	if !ok {
-		l.t.Fatalf("GitTarget %s has no branch", name)
+		return worker.ApplyStatus{}
 	}
 	w, ok := p.Workers.Lookup(key)
 	if !ok {
-		l.t.Fatalf("no worker for %s", name)
+		return worker.ApplyStatus{}
 	}
 	st, err := w.Status(l.ctx())
 	if err != nil {

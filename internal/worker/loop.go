@@ -14,11 +14,12 @@ func (s *branchState) handle(m any, now time.Time) {
 	case eventMsg:
 		m.ev.changes = 1
 		s.count(outcomeReceived, 1)
-		if s.echo(m.ev, now) {
+		if s.foreignEvent(m.ev) || s.echo(m.ev, now) {
 			return
 		}
 		s.addEvent(m.ev, now)
 	case snapshotMsg:
+		s.withoutForeign(m.target, m.snaps)
 		b := &batch{target: m.target, author: s.cfg.Committer, reason: closeResync}
 		for i := range m.snaps {
 			b.snapshots = append(b.snapshots, &m.snaps[i])

@@ -49,6 +49,9 @@ type Event struct {
 	Trailers []string
 	// Managers are the field managers that wrote the object last (watch.Object.Managers).
 	Managers []string
+	// Applier names the GitOps applier object that applied the object (ApplierOf), "" for
+	// none.
+	Applier string
 
 	// changes is the event's weight in the ledger (ledger.go): 1 when received, what it
 	// stands for when a refused change is kept and queued again.
@@ -85,6 +88,8 @@ type Snapshot struct {
 type SnapshotObject struct {
 	ID  layout.Identity
 	Doc []byte
+	// Applier names the GitOps applier object that applied it (ApplierOf), "" for none.
+	Applier string
 }
 
 // PruneMode says which deletions reach Git (mirrors the API's GitTarget spec.prune.mode).
