@@ -341,10 +341,9 @@ func (r *GitTargetReconciler) report(ctx context.Context, t *v1.GitTarget, w *wo
 	}
 	applies, named := st.Applies[name]
 	reportApplied(conds, t, refused, applies, named)
-	if applies.Resnapshot {
+	if applies.Resnapshot > 0 && r.Pipeline.Router.RenewTarget(name, applies.Resnapshot) {
 		// A snapshot taken while Git was ahead was discarded; the apply has landed: the
 		// next reconcile subscribes afresh and the streams send a new one.
-		r.Pipeline.Router.RenewTarget(name)
 		send(ctx, r.Retarget, targetRef(name))
 	}
 	t.Status.RetainedDocuments = int64(st.Retained[name])

@@ -33,6 +33,8 @@ type targetRoute struct {
 	// generation changes when the target's worker is replaced or it moves to another
 	// branch: every subscription is then renewed and sends a fresh snapshot.
 	generation int
+	// renewed is the last discard number RenewTarget renewed the subscriptions for.
+	renewed uint64
 	// subs are the subscriptions last handed out, by stream, with a revision each that
 	// changes when the subscription does; nil before the first Wanted. Replaced, never
 	// changed in place, since the gate's views share it.
@@ -185,13 +187,19 @@ func (r *Router) Renew(key ownership.BranchKey) {
 }
 
 // RenewTarget makes one target's subscriptions new, so that the next Wanted gives them a
-// fresh snapshot (a triggered target's worker discarded one taken while Git was ahead).
-func (r *Router) RenewTarget(target string) {
+// fresh snapshot (a triggered target's worker discarded one taken while Git was ahead). It
+// renews once per number: asking again for the same discard changes nothing. It reports
+// whether it renewed.
+func (r *Router) RenewTarget(target string, number uint64) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if tr, ok := r.targets[target]; ok {
-		tr.generation++
+	tr, ok := r.targets[target]
+	if !ok || number <= tr.renewed {
+		return false
 	}
+	tr.generation++
+	tr.renewed = number
+	return true
 }
 
 func (r *Router) newSink(target string, sub watch.Subscription, fp string, g *gate, sealer Sealer) *sink {

@@ -50,7 +50,7 @@ func TestAGitSidePushSurvivesAResyncBeforeItsApply(t *testing.T) {
 
 	l.suspend(false)
 	waitFor(t, "the push on the cluster", func() bool { return l.live("x") == "from-git" })
-	waitFor(t, "Git caught up by the cluster", func() bool { st := l.applyStatus(); return !st.GitAhead && !st.Resnapshot })
+	waitFor(t, "Git caught up by the cluster", func() bool { return !l.applyStatus().GitAhead })
 	l.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "marker"}, Data: map[string]string{"v": "1"}})
 	waitFor(t, "the marker in Git", func() bool { return l.inGit(l.folder+"marker.yaml") != "" })
 	if got := l.inGit(path); got != configMapDoc(l.ns, "x", "from-git") {

@@ -451,8 +451,8 @@ func lastManagers(u *unstructured.Unstructured) []string {
 	var newest time.Time
 	var managers []string
 	for _, f := range u.GetManagedFields() {
-		if f.Time == nil {
-			continue
+		if f.Time == nil || f.Subresource != "" {
+			continue // a status writer did not write what is mirrored
 		}
 		switch t := f.Time.Time; {
 		case t.After(newest):

@@ -67,14 +67,14 @@ type applyState struct {
 	// window is the last apply's window (apply_echo.go), nil before the first.
 	window *applyWindow
 	// gitAheadSince is when a Git-side push changed the folder that no apply has answered
-	// for yet (zero when the cluster holds what Git does); resnapshot is set when a
-	// snapshot was discarded meanwhile (apply_stale.go). sentAt is when the apply in flight
-	// was asked.
+	// for yet (zero when the cluster holds what Git does; apply_stale.go). sentAt is when
+	// the apply in flight was asked.
 	gitAheadSince time.Time
-	resnapshot    bool
 	sentAt        time.Time
-	// discarded counts the target's snapshots discarded for being taken while Git was ahead.
-	discarded int
+	// discarded counts the target's snapshots discarded for being taken while Git was
+	// ahead; lastDiscard is when the last one was.
+	discarded   int
+	lastDiscard time.Time
 }
 
 // applyResult is an applier's answer, sent back to the loop.
@@ -86,10 +86,16 @@ type applyResult struct {
 
 // markApply makes an apply of the target due for reason, unless one is due already.
 func (ts *targetState) markApply(reason applyReason, now time.Time) {
-	if ts.cfg.Apply == nil || ts.apply.due != "" {
+	switch {
+	case ts.cfg.Apply == nil:
 		return
+	case ts.apply.due == applyCatchUp && reason != applyCatchUp:
+		// A catch-up may wait for the first snapshot; a push or a repair does not, and its
+		// apply converges the applier all the same.
+		ts.apply.due, ts.apply.dueAt = reason, now
+	case ts.apply.due == "":
+		ts.apply.due, ts.apply.dueAt = reason, now
 	}
-	ts.apply.due, ts.apply.dueAt = reason, now
 }
 
 // pollRemote fetches the branch every ApplyPoll when some target is triggered, so that a
@@ -111,10 +117,12 @@ func (s *branchState) pollRemote(ctx context.Context, now time.Time) {
 		}
 		return
 	}
-	s.foreignCommits(s.remoteTip, tip, now)
+	from := s.remoteTip
 	if err := s.rebuildOn(tip); err != nil {
 		s.backoff(now, err)
+		return
 	}
+	s.foreignCommits(from, tip, now)
 }
 
 // foreignCommits marks an apply due for every triggered target whose folder changed
@@ -296,8 +304,15 @@ func (s *branchState) applyWake(now time.Time) (time.Time, bool) {
 // applyStatus reports the target's applies.
 func (ts *targetState) applyStatus() ApplyStatus {
 	a := ts.apply
-	return ApplyStatus{Due: string(a.due), InFlight: a.inFlight, Requested: a.requested, Applied: a.applied, LastError: a.lastErr,
-		GitAhead: !a.gitAheadSince.IsZero(), Resnapshot: a.resnapshot && a.gitAheadSince.IsZero(), Discarded: a.discarded}
+	st := ApplyStatus{Due: string(a.due), InFlight: a.inFlight, Requested: a.requested, Applied: a.applied, LastError: a.lastErr,
+		GitAhead: !a.gitAheadSince.IsZero(), Discarded: a.discarded}
+	// Once the cluster caught up (or snapshots are written again past staleBound), the
+	// discards are to be made good: the number of the last one, which the router renews
+	// the target's subscriptions for once.
+	if !a.lastDiscard.IsZero() && (a.gitAheadSince.IsZero() || time.Since(a.gitAheadSince) > staleBound) {
+		st.Resnapshot = uint64(a.lastDiscard.UnixNano()) // grows across workers of one process
+	}
+	return st
 }
 
 // ApplyStatus is what a triggered target's applies are doing.
@@ -308,9 +323,11 @@ type ApplyStatus struct {
 	Requested, Applied string
 	// LastError is the last failure, "" once an apply succeeded.
 	LastError string
-	// GitAhead is set while a Git-side push to the folder waits for its apply; Resnapshot
-	// when a snapshot taken meanwhile was discarded and a new one is wanted now.
-	GitAhead, Resnapshot bool
+	// GitAhead is set while a Git-side push to the folder waits for its apply.
+	GitAhead bool
+	// Resnapshot, when not zero, numbers the last snapshot discarded while Git was ahead:
+	// a new one is wanted now (the router renews the subscriptions once per number).
+	Resnapshot uint64
 	// Discarded counts the snapshots discarded for being taken while Git was ahead.
 	Discarded int
 }

@@ -46,7 +46,15 @@ func (w *applyWindow) open(now time.Time) bool {
 // holds plans to nothing); one by the applier outside any window is counted late.
 func (s *branchState) echo(ev Event, now time.Time) bool {
 	ts := s.targets[ev.Target]
-	if ts == nil || ts.cfg.Apply == nil || ev.Op != OpUpsert {
+	if ts == nil || ts.cfg.Apply == nil {
+		return false
+	}
+	if ev.Op != OpUpsert {
+		// A delete during the window is an edit: the applier recreating the object from
+		// an older commit would be an overwrite.
+		if w := ts.apply.window; w.open(now) {
+			w.edited[ev.ID] = true
+		}
 		return false
 	}
 	byApplier := slices.ContainsFunc(applierManagers(ts.cfg.Apply.Kind), func(m string) bool { return slices.Contains(ev.Managers, m) })

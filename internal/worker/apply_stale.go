@@ -11,7 +11,7 @@ const staleBound = 5 * time.Minute
 // push changed as they were before it, and writing it would revert the push in Git
 // (docs/two-way.md#snapshots-while-git-is-ahead). Such a snapshot is discarded, and a new
 // one is asked for once the apply landed (ApplyStatus.Resnapshot, which the GitTarget
-// reconciler turns into a renewed subscription). A target's first snapshot is never
+// reconciler turns into renewed subscriptions, once per discard number). A target's first snapshot is never
 // discarded: it is what a catch-up waits for.
 
 // staleSnapshot reports whether a snapshot of the target arriving now is discarded, and
@@ -25,8 +25,8 @@ func (s *branchState) staleSnapshot(target string, now time.Time) bool {
 	if a.gitAheadSince.IsZero() || now.Sub(a.gitAheadSince) > staleBound {
 		return false
 	}
-	a.resnapshot = true
 	a.discarded++
+	a.lastDiscard = now
 	return true
 }
 

@@ -30,9 +30,6 @@ func (s *branchState) handle(m any, now time.Time) {
 			s.count(outcomeSuperseded, b.changes()) // by the snapshot asked for after the apply
 			return
 		}
-		if ts := s.targets[m.target]; ts != nil {
-			ts.apply.resnapshot = false // this is the snapshot a discarded one asked for
-		}
 		s.closeWindow(closeResync)
 		s.closed = append(s.closed, b)
 	case targetMsg:
@@ -144,7 +141,7 @@ func (s *branchState) setTarget(cfg TargetConfig, remove bool) {
 		ts.cfg = cfg
 		if cfg.Apply == nil {
 			// No applier any more: nothing is due; an answer still on its way is ignored.
-			ts.apply = applyState{inFlight: ts.apply.inFlight}
+			ts.apply = applyState{inFlight: ts.apply.inFlight, snapshotPlanned: ts.apply.snapshotPlanned}
 		}
 		if named {
 			ts.markApply(applyCatchUp, time.Now()) // the target names (another) applier

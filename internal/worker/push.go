@@ -166,9 +166,12 @@ func (s *branchState) fetchAndReplay(ctx context.Context, now time.Time) bool {
 	rctx, cancel := s.remoteCtx(ctx)
 	tip, err := s.repo.Fetch(rctx, s.cfg.Branch)
 	cancel()
+	from := s.remoteTip
 	if err == nil {
-		s.foreignCommits(s.remoteTip, tip, now)
 		err = s.rebuildOn(tip)
+	}
+	if err == nil {
+		s.foreignCommits(from, tip, now)
 	}
 	if err != nil {
 		s.backoff(now, err)
