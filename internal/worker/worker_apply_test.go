@@ -119,3 +119,78 @@ func TestAnotherTargetsHeldChangesDoNotHoldAnApply(t *testing.T) {
 		return c[len(c)-1] == tip
 	})
 }
+
+// pushTo makes a Git-side commit of one ConfigMap document into the target's folder.
+func pushTo(t *testing.T, r *rig, name, value string) string {
+	t.Helper()
+	tip, err := r.server.PushForeign(repoName, "main", testenv.ForeignChange{Files: map[string]string{cmPath("team-a", name): string(configMap("team-a", name, value))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tip
+}
+
+// A snapshot taken while a Git-side push waits for its apply is discarded (it would write
+// the pushed object back as it was), and asked for again once the apply answered.
+func TestASnapshotTakenWhileGitIsAheadIsDiscardedAndAskedAgain(t *testing.T) {
+	applier := &applyLog{}
+	r := triggeredRig(t, applier)
+	r.settled()
+	applier.mu.Lock()
+	applier.release = make(chan struct{})
+	applier.mu.Unlock()
+	pushTo(t, r, "first", "from-git")
+	r.waitStatus("Git ahead, its apply in flight", func(st Status) bool {
+		a := st.Applies["team/live"]
+		return a.GitAhead && a.InFlight != ""
+	})
+	if err := r.worker.Resync(r.ctx(), teamASnapshot(listed("first", "1"))); err != nil {
+		t.Fatal(err)
+	}
+	st := r.waitStatus("the snapshot discarded", func(st Status) bool { return st.Applies["team/live"].Discarded == 1 })
+	if st.Applies["team/live"].Resnapshot != 0 {
+		t.Fatalf("a new snapshot asked for while Git is still ahead: %+v", st.Applies["team/live"])
+	}
+	if got := r.file(cmPath("team-a", "first")); got != string(configMap("team-a", "first", "from-git")) {
+		t.Fatalf("the stale snapshot reverted the push: %q", got)
+	}
+	close(applier.release)
+	r.waitStatus("a new snapshot asked for once the apply answered", func(st Status) bool {
+		a := st.Applies["team/live"]
+		return !a.GitAhead && a.Resnapshot != 0
+	})
+}
+
+// Inside an apply window, the applier's write over an object someone edited is withheld,
+// and a Repair apply of the commit holding the edit follows.
+func TestAnApplierOverwriteOfAnEditIsWithheldAndRepaired(t *testing.T) {
+	applier := &applyLog{}
+	r := triggeredRig(t, applier)
+	r.settled()
+	applier.mu.Lock()
+	applier.release = make(chan struct{})
+	applier.mu.Unlock()
+	pushTo(t, r, "other", "1")
+	r.waitStatus("the push's apply in flight", func(st Status) bool { return st.Applies["team/live"].InFlight != "" })
+
+	edit := upsert("alice", "team-a", "first", "edited")
+	edit.Managers = []string{"kubectl-edit"}
+	r.submit(edit)
+	overwrite := upsert("flux", "team-a", "first", "1")
+	overwrite.Managers = []string{"kustomize-controller"}
+	r.submit(overwrite)
+	r.waitFor("the edit in Git", func() bool { return r.file(cmPath("team-a", "first")) == string(configMap("team-a", "first", "edited")) })
+	close(applier.release)
+	r.waitFor("a repair apply of the commit holding the edit", func() bool {
+		c := applier.commits()
+		st, err := r.worker.Status(r.ctx())
+		return err == nil && len(c) >= 3 && c[len(c)-1] == st.RemoteTip
+	})
+	st := r.settled()
+	if got := r.file(cmPath("team-a", "first")); got != string(configMap("team-a", "first", "edited")) {
+		t.Fatalf("the applier's overwrite was mirrored: %q", got)
+	}
+	if st.Applies["team/live"].Due != "" {
+		t.Fatalf("applies %+v after the repair", st.Applies["team/live"])
+	}
+}
