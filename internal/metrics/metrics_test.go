@@ -26,12 +26,16 @@ func TestEveryStageRecordsUnderTheProjectPrefix(t *testing.T) {
 	m.QueueDepth("https://git.example.com/a#main", 3)
 	now := time.Now()
 	m.Published(now.Add(-150*time.Millisecond), now)
+	m.ApplyRequest("ForeignCommit", "success")
+	m.ApplyEcho("landed")
+	m.StaleSnapshot("discarded")
+	m.ApplyOwnershipConflict()
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(families) != 10 { // the attribution counter has no sample yet
-		t.Fatalf("%d metric families, want 10", len(families))
+	if len(families) != 14 { // the attribution counter and the ledger's have no sample yet
+		t.Fatalf("%d metric families, want 14", len(families))
 	}
 	for _, f := range families {
 		if !strings.HasPrefix(f.GetName(), "gitops_reverser_") {

@@ -179,7 +179,9 @@ func TestAnApplierOverwriteOfAnEditIsWithheldAndRepaired(t *testing.T) {
 	overwrite := upsert("flux", "team-a", "first", "1")
 	overwrite.Managers = []string{"kustomize-controller"}
 	r.submit(overwrite)
-	r.waitFor("the edit in Git", func() bool { return r.file(cmPath("team-a", "first")) == string(configMap("team-a", "first", "edited")) })
+	r.waitFor("the edit in Git", func() bool {
+		return r.file(cmPath("team-a", "first")) == string(configMap("team-a", "first", "edited"))
+	})
 	close(applier.release)
 	r.waitFor("a repair apply of the commit holding the edit", func() bool {
 		c := applier.commits()
