@@ -33,13 +33,8 @@ const (
 )
 
 // A watch that ends without any event sooner than this after it started counts as a failed
-// attempt for back-off, so that a server closing watches at once is not hammered; after
-// closedAtOnceLimit such watches in a row the stream gives up its position and takes a new
-// snapshot (docs/watch-streams.md#resume-or-re-snapshot).
-const (
-	shortWatch        = time.Second
-	closedAtOnceLimit = 3
-)
+// attempt for back-off, so that a server closing watches at once is not hammered.
+const shortWatch = time.Second
 
 // StreamConfig describes one watch stream.
 type StreamConfig struct {
@@ -216,8 +211,6 @@ type streamState struct {
 	lastError     string
 	failures      int
 	expired       int
-	// closedAtOnce counts the watches in a row that closed without an event at once.
-	closedAtOnce int
 
 	retry wait.Backoff
 }
@@ -354,19 +347,12 @@ func (st *streamState) follow(ctx context.Context, w apiwatch.Interface) {
 			if !ok {
 				st.watching = false
 				if events == 0 && time.Since(started) < shortWatch {
-					st.closedAtOnce++
-					if st.closedAtOnce >= closedAtOnceLimit {
-						// A server that keeps closing the watch of this position without a
-						// word (no 410) will not serve it: a new snapshot always can.
-						st.closedAtOnce, st.haveSnapshot = 0, false
-					}
 					st.failed(errors.New("watch closed at once"))
 				}
 				// A closed watch resumes from st.rv.
 				return
 			}
 			events++
-			st.closedAtOnce = 0
 			if err := st.apply(ev); err != nil {
 				st.haveSnapshot = false
 				st.failed(err)
