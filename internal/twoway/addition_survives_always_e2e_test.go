@@ -29,7 +29,7 @@ func TestAGitSideAdditionSurvivesAResyncUnderPruneAlways(t *testing.T) {
 
 	l.suspend(true)
 	added := l.folder + "added.yaml"
-	if _, err := l.git.PushForeign("fleet.git", "main", testenv.ForeignChange{Files: map[string]string{added: configMapDoc(l.ns, "added", "from-git")}}); err != nil {
+	if _, err := l.pushForeign(testenv.ForeignChange{Files: map[string]string{added: configMapDoc(l.ns, "added", "from-git")}}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the worker to see Git ahead of the cluster", func() bool { return l.applyStatus().GitAhead })

@@ -22,7 +22,7 @@ func TestAnAPIMadeObjectIsAdoptedSoAGitSideDeletePrunesIt(t *testing.T) {
 	waitFor(t, "the API-made ConfigMap in Git", func() bool { return l.inGit(path) != "" })
 	waitFor(t, "Flux to adopt it", func() bool { return l.adopted("short-lived") })
 
-	if _, err := l.git.PushForeign("fleet.git", "main", testenv.ForeignChange{Delete: []string{path}}); err != nil {
+	if _, err := l.pushForeign(testenv.ForeignChange{Delete: []string{path}}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "Flux to prune it from the cluster", func() bool {

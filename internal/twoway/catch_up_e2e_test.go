@@ -20,7 +20,7 @@ func TestWorkMadeWhileTheOperatorWasDownIsMirroredThenApplied(t *testing.T) {
 	waitFor(t, "Flux's first apply of the branch", func() bool { return l.kustomizationApplied() })
 	l.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "offline"}, Data: map[string]string{"v": "1"}})
 	robot := "apps/" + l.ns + "/core/serviceaccounts/robot.yaml"
-	if _, err := l.git.PushForeign("fleet.git", "main", testenv.ForeignChange{Files: map[string]string{
+	if _, err := l.pushForeign(testenv.ForeignChange{Files: map[string]string{
 		robot: "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: robot\n  namespace: " + l.ns + "\n"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestEditsMadeDuringAnApplyEndInGitAndOnTheCluster(t *testing.T) {
 	last := ""
 	for round := 1; round <= 5; round++ {
 		other := fmt.Sprintf("%sgit-%d.yaml", l.folder, round)
-		if _, err := l.git.PushForeign("fleet.git", "main", testenv.ForeignChange{Files: map[string]string{other: configMapDoc(l.ns, fmt.Sprintf("git-%d", round), "x")}}); err != nil {
+		if _, err := l.pushForeign(testenv.ForeignChange{Files: map[string]string{other: configMapDoc(l.ns, fmt.Sprintf("git-%d", round), "x")}}); err != nil {
 			t.Fatal(err)
 		}
 		for i := 0; i < 5; i++ {

@@ -49,7 +49,7 @@ func TestAGitSidePushIsAppliedAndAnAPIEditAsksNoApply(t *testing.T) {
 
 	// A Git-side push adds a ConfigMap: the operator asks Flux to apply it.
 	gitMade := l.folder + "git-made.yaml"
-	if _, err := l.git.PushForeign("fleet.git", "main", testenv.ForeignChange{Files: map[string]string{gitMade: configMapDoc(l.ns, "git-made", "from-git")}}); err != nil {
+	if _, err := l.pushForeign(testenv.ForeignChange{Files: map[string]string{gitMade: configMapDoc(l.ns, "git-made", "from-git")}}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the Git-side ConfigMap on the cluster", func() bool { return l.live("git-made") == "from-git" })

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -163,6 +164,20 @@ func (l *loop) create(obj client.Object) {
 	if err := l.cp.Client.Create(l.ctx(), obj); err != nil {
 		l.t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
 	}
+}
+
+// pushForeign pushes a commit as another Git user would. The operator pushes to the same
+// branch: a push it makes meanwhile rejects this one, which is then made again on the new
+// tip, as that user would.
+func (l *loop) pushForeign(change testenv.ForeignChange) (string, error) {
+	var err error
+	for attempt := 0; attempt < 10; attempt++ {
+		var sha string
+		if sha, err = l.git.PushForeign("fleet.git", "main", change); err == nil || !strings.Contains(err.Error(), "rejected") {
+			return sha, err
+		}
+	}
+	return "", err
 }
 
 // inGit returns the file of main, "" when absent.

@@ -17,7 +17,7 @@ import (
 // is neither mirrored into the target's folder nor adopted by its applier.
 func TestAnotherAppliersObjectIsNeitherMirroredNorAdopted(t *testing.T) {
 	l := newLoop(t)
-	if _, err := l.git.PushForeign("fleet.git", "main", testenv.ForeignChange{Files: map[string]string{
+	if _, err := l.pushForeign(testenv.ForeignChange{Files: map[string]string{
 		"other/theirs.yaml": configMapDoc(l.ns, "theirs", "1")}}); err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func TestGitSidePushesRacingAPIEditsRevertNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := fmt.Sprintf("pushed-%d", i)
-		if _, err := l.git.PushForeign("fleet.git", "main", testenv.ForeignChange{Files: map[string]string{
+		if _, err := l.pushForeign(testenv.ForeignChange{Files: map[string]string{
 			l.folder + name + ".yaml": configMapDoc(l.ns, name, "from-git")}}); err != nil {
 			t.Fatal(err)
 		}

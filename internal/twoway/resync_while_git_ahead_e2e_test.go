@@ -29,7 +29,7 @@ func TestAGitSidePushSurvivesAResyncBeforeItsApply(t *testing.T) {
 	l.appliesSettled()
 
 	l.suspend(true)
-	if _, err := l.git.PushForeign("fleet.git", "main", testenv.ForeignChange{Files: map[string]string{path: configMapDoc(l.ns, "x", "from-git")}}); err != nil {
+	if _, err := l.pushForeign(testenv.ForeignChange{Files: map[string]string{path: configMapDoc(l.ns, "x", "from-git")}}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the worker to see Git ahead of the cluster", func() bool { return l.applyStatus().GitAhead })

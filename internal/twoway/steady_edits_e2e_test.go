@@ -43,7 +43,7 @@ func TestAGitSidePushIsAppliedWhileEditsKeepArriving(t *testing.T) {
 		}
 		if i == 50 && !pushed {
 			pushed = true
-			if _, err := l.git.PushForeign("fleet.git", "main", testenv.ForeignChange{Files: map[string]string{
+			if _, err := l.pushForeign(testenv.ForeignChange{Files: map[string]string{
 				l.folder + "pushed.yaml": configMapDoc(l.ns, "pushed", "from-git")}}); err != nil {
 				t.Fatal(err)
 			}
