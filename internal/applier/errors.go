@@ -1,7 +1,5 @@
 package applier
 
-import "errors"
-
 // Reason says why an apply did not happen; a trigger's condition carries it.
 type Reason string
 
@@ -33,6 +31,3 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return e.Object + ": " + e.Message }
-
-// asError is errors.As for *Error.
-func asError(err error, target **Error) bool { return errors.As(err, target) }

@@ -6,6 +6,7 @@ package applier
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -187,7 +188,7 @@ func (f *Flux) reconcile(ctx context.Context, gvk schema.GroupVersionKind, key t
 		return "", failed
 	case err != nil:
 		var typed *Error
-		if asError(err, &typed) {
+		if errors.As(err, &typed) {
 			return "", typed
 		}
 		return "", &Error{Reason: ReasonTimedOut, Object: describe(gvk, key),

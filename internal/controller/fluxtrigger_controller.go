@@ -41,18 +41,13 @@ func (r *FluxTriggerReconciler) Reconcile(ctx context.Context, req reconcile.Req
 	conds := conditions{list: &ft.Status.Conditions, generation: ft.Generation}
 	ks := ft.Spec.KustomizationRef
 	ks.Namespace = kustomizationNamespace(&ft)
-	if msg := crossNamespaceRefused(&ft, r.Pipeline.NoCrossNamespaceTriggers); msg != "" {
-		conds.ready(false, ReasonCrossNamespaceRefused, msg, true)
-		ft.Status.ObservedGeneration = ft.Generation
-		if err := r.Status().Patch(ctx, &ft, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
-			return reconcile.Result{}, fmt.Errorf("update status of FluxTrigger %s: %w", req.NamespacedName, err)
-		}
-		return reconcile.Result{}, nil
-	}
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(applier.KustomizationGVK)
-	switch err := r.Get(ctx, client.ObjectKey{Namespace: ks.Namespace, Name: ks.Name}, obj); {
-	case apierrors.IsNotFound(err) || meta404(err):
+	refused := crossNamespaceRefused(&ft, r.Pipeline.NoCrossNamespaceTriggers)
+	switch err := r.getUnlessRefused(ctx, refused, client.ObjectKey{Namespace: ks.Namespace, Name: ks.Name}, obj); {
+	case refused != "":
+		conds.ready(false, ReasonCrossNamespaceRefused, refused, true)
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 		conds.ready(false, string(applier.ReasonNotFound), fmt.Sprintf("Kustomization %s/%s does not exist (or Flux's CRDs are not installed): create it, or name an existing one", ks.Namespace, ks.Name), false)
 	case err != nil:
 		return reconcile.Result{}, fmt.Errorf("read Kustomization %s/%s: %w", ks.Namespace, ks.Name, err)
@@ -116,7 +111,10 @@ func (r *FluxTriggerReconciler) reportApplies(ctx context.Context, ft *v1.FluxTr
 	}
 }
 
-// meta404 reports an error saying the kind itself is not served (Flux not installed).
-func meta404(err error) bool {
-	return meta.IsNoMatchError(err)
+// getUnlessRefused reads the Kustomization, unless the trigger may not name it.
+func (r *FluxTriggerReconciler) getUnlessRefused(ctx context.Context, refused string, key client.ObjectKey, obj client.Object) error {
+	if refused != "" {
+		return nil
+	}
+	return r.Get(ctx, key, obj)
 }

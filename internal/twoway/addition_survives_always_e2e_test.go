@@ -5,8 +5,6 @@ package twoway
 import (
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
@@ -33,14 +31,7 @@ func TestAGitSideAdditionSurvivesAResyncUnderPruneAlways(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the worker to see Git ahead of the cluster", func() bool { return l.applyStatus().GitAhead })
-	var rule v1.WatchRule
-	if err := l.cp.Client.Get(l.ctx(), keyOf(l.ns, "cms"), &rule); err != nil {
-		t.Fatal(err)
-	}
-	rule.Spec.Rules[0].LabelSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "never-set", Operator: metav1.LabelSelectorOpDoesNotExist}}}
-	if err := l.cp.Client.Update(l.ctx(), &rule); err != nil {
-		t.Fatal(err)
-	}
+	l.forceResync()
 	waitFor(t, "the resync taken while Git is ahead to be discarded", func() bool { return l.applyStatus().Discarded >= 1 })
 	if l.inGit(added) == "" {
 		t.Fatal("the resync swept the Git-side addition")

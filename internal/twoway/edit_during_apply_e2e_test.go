@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
@@ -33,17 +32,7 @@ func TestEditsMadeDuringAnApplyEndInGitAndOnTheCluster(t *testing.T) {
 			last = fmt.Sprintf("%d-%d", round, i)
 			// Flux may write the object between a read and an update: read again, as kubectl
 			// edit would.
-			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-				cm := &corev1.ConfigMap{}
-				if err := l.cp.Client.Get(l.ctx(), keyOf(l.ns, "busy"), cm); err != nil {
-					return err
-				}
-				cm.Data["v"] = last
-				return l.cp.Client.Update(l.ctx(), cm)
-			})
-			if err != nil {
-				t.Fatalf("edit %s: %v", last, err)
-			}
+			l.setValue("busy", last)
 		}
 		waitFor(t, fmt.Sprintf("round %d's Git-side ConfigMap on the cluster", round), func() bool { return l.live(fmt.Sprintf("git-%d", round)) == "x" })
 	}

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
@@ -29,17 +28,7 @@ func TestAGitSidePushIsAppliedAndAnAPIEditAsksNoApply(t *testing.T) {
 	// API edits land in Git and ask for no apply.
 	before := l.applyStatus()
 	for _, v := range []string{"2", "3"} {
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			cm := &corev1.ConfigMap{}
-			if err := l.cp.Client.Get(l.ctx(), keyOf(l.ns, "api-made"), cm); err != nil {
-				return err
-			}
-			cm.Data["v"] = v
-			return l.cp.Client.Update(l.ctx(), cm)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		l.setValue("api-made", v)
 	}
 	waitFor(t, "the API edits in Git", func() bool { return l.inGit(l.folder+"api-made.yaml") == configMapDoc(l.ns, "api-made", "3") })
 	// Asked through the worker's loop, after the push that published the edits.

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -178,6 +179,37 @@ func (l *loop) pushForeign(change testenv.ForeignChange) (string, error) {
 		}
 	}
 	return "", err
+}
+
+// setValue sets v of the namespace's ConfigMap name through the API, reading it again when
+// Flux wrote it between the read and the update (as kubectl edit would).
+func (l *loop) setValue(name, v string) {
+	l.t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cm := &corev1.ConfigMap{}
+		if err := l.cp.Client.Get(l.ctx(), client.ObjectKey{Namespace: l.ns, Name: name}, cm); err != nil {
+			return err
+		}
+		cm.Data["v"] = v
+		return l.cp.Client.Update(l.ctx(), cm)
+	})
+	if err != nil {
+		l.t.Fatalf("set %s to %s: %v", name, v, err)
+	}
+}
+
+// forceResync edits the WatchRule's selector (it still selects everything): the subscription
+// is renewed and the streams send the target a new snapshot of the cluster.
+func (l *loop) forceResync() {
+	l.t.Helper()
+	var rule v1.WatchRule
+	if err := l.cp.Client.Get(l.ctx(), client.ObjectKey{Namespace: l.ns, Name: "cms"}, &rule); err != nil {
+		l.t.Fatal(err)
+	}
+	rule.Spec.Rules[0].LabelSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "never-set", Operator: metav1.LabelSelectorOpDoesNotExist}}}
+	if err := l.cp.Client.Update(l.ctx(), &rule); err != nil {
+		l.t.Fatal(err)
+	}
 }
 
 // inGit returns the file of main, "" when absent.

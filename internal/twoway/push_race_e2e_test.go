@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
@@ -25,17 +24,7 @@ func TestGitSidePushesRacingAPIEditsRevertNothing(t *testing.T) {
 
 	const rounds = 5
 	for i := 1; i <= rounds; i++ {
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			cm := &corev1.ConfigMap{}
-			if err := l.cp.Client.Get(l.ctx(), keyOf(l.ns, "raced"), cm); err != nil {
-				return err
-			}
-			cm.Data["v"] = fmt.Sprint(i)
-			return l.cp.Client.Update(l.ctx(), cm)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		l.setValue("raced", fmt.Sprint(i))
 		name := fmt.Sprintf("pushed-%d", i)
 		if _, err := l.pushForeign(testenv.ForeignChange{Files: map[string]string{
 			l.folder + name + ".yaml": configMapDoc(l.ns, name, "from-git")}}); err != nil {

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
 	"github.com/gitops-reverser/gitops-reverser/internal/applier"
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
@@ -35,14 +34,7 @@ func TestAGitSidePushSurvivesAResyncBeforeItsApply(t *testing.T) {
 	waitFor(t, "the worker to see Git ahead of the cluster", func() bool { return l.applyStatus().GitAhead })
 
 	// A rule edit renews the subscription: a resync of the cluster, where x is still "1".
-	var rule v1.WatchRule
-	if err := l.cp.Client.Get(l.ctx(), keyOf(l.ns, "cms"), &rule); err != nil {
-		t.Fatal(err)
-	}
-	rule.Spec.Rules[0].LabelSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "never-set", Operator: metav1.LabelSelectorOpDoesNotExist}}}
-	if err := l.cp.Client.Update(l.ctx(), &rule); err != nil {
-		t.Fatal(err)
-	}
+	l.forceResync()
 	waitFor(t, "the resync taken while Git is ahead to be discarded", func() bool { return l.applyStatus().Discarded >= 1 })
 	if got := l.inGit(path); got != configMapDoc(l.ns, "x", "from-git") {
 		t.Fatalf("the resync reverted the Git-side push: %q", got)

@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
@@ -30,17 +29,7 @@ func TestAGitSidePushIsAppliedWhileEditsKeepArriving(t *testing.T) {
 	for i := 1; i <= 300; i++ {
 		<-tick.C
 		last = fmt.Sprint(i)
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			cm := &corev1.ConfigMap{}
-			if err := l.cp.Client.Get(l.ctx(), keyOf(l.ns, "steady"), cm); err != nil {
-				return err
-			}
-			cm.Data["v"] = last
-			return l.cp.Client.Update(l.ctx(), cm)
-		})
-		if err != nil {
-			t.Fatalf("edit %s: %v", last, err)
-		}
+		l.setValue("steady", last)
 		if i == 50 && !pushed {
 			pushed = true
 			if _, err := l.pushForeign(testenv.ForeignChange{Files: map[string]string{

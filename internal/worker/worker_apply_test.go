@@ -33,6 +33,13 @@ func (a *applyLog) Apply(ctx context.Context, _ ApplyTrigger, _, commit string) 
 	return "main@sha1:" + commit, nil
 }
 
+// hold makes the next applies wait for release to be closed.
+func (a *applyLog) hold() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.release = make(chan struct{})
+}
+
 func (a *applyLog) commits() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -136,9 +143,7 @@ func TestASnapshotTakenWhileGitIsAheadIsDiscardedAndAskedAgain(t *testing.T) {
 	applier := &applyLog{}
 	r := triggeredRig(t, applier)
 	r.settled()
-	applier.mu.Lock()
-	applier.release = make(chan struct{})
-	applier.mu.Unlock()
+	applier.hold()
 	pushTo(t, r, "first", "from-git")
 	r.waitStatus("Git ahead, its apply in flight", func(st Status) bool {
 		a := st.Applies["team/live"]
@@ -167,9 +172,7 @@ func TestAnApplierOverwriteOfAnEditIsWithheldAndRepaired(t *testing.T) {
 	applier := &applyLog{}
 	r := triggeredRig(t, applier)
 	r.settled()
-	applier.mu.Lock()
-	applier.release = make(chan struct{})
-	applier.mu.Unlock()
+	applier.hold()
 	pushTo(t, r, "other", "1")
 	r.waitStatus("the push's apply in flight", func(st Status) bool { return st.Applies["team/live"].InFlight != "" })
 
