@@ -39,11 +39,14 @@ func (w *applyWindow) open(now time.Time) bool {
 	return w != nil && (w.until.IsZero() || now.Before(w.until))
 }
 
-// echo decides an upsert of a triggered target against its apply window. An applier's
-// write to an object someone edited in the window is the apply overwriting that edit: it
-// is withheld (true: not mirrored) and a Repair apply follows, which applies the commit
-// holding the edit. Any other write is mirrored as usual (an applier's write of what Git
-// holds plans to nothing); one by the applier outside any window is counted late.
+// echo decides an upsert of a triggered target against its apply window (true: not
+// mirrored). The applier's write in its window to an object nobody edited is the apply
+// landing: it writes what Git held at the applied commit, so it is not mirrored. Planning
+// it "to nothing" is not enough: a Git-side push that deleted or changed the document after
+// that commit would be reverted by it. An applier's write to an object someone edited in
+// the window is the apply overwriting that edit: it is withheld and a Repair apply follows,
+// which applies the commit holding the edit. Any other write is mirrored as usual; one by
+// the applier outside any window is counted late.
 func (s *branchState) echo(ev Event, now time.Time) bool {
 	ts := s.targets[ev.Target]
 	if ts == nil || ts.cfg.Apply == nil {
@@ -76,7 +79,8 @@ func (s *branchState) echo(ev Event, now time.Time) bool {
 		return true
 	default:
 		s.cfg.Metrics.ApplyEcho("landed")
-		return false
+		s.count(outcomeUnchanged, ev.changes) // Git holds it: the applied commit's document
+		return true
 	}
 }
 

@@ -199,3 +199,31 @@ func TestAnApplierOverwriteOfAnEditIsWithheldAndRepaired(t *testing.T) {
 		t.Fatalf("applies %+v after the repair", st.Applies["team/live"])
 	}
 }
+
+// The applier's write landing its apply is not mirrored: when a Git-side push deleted the
+// object's document after the commit being applied, mirroring the landing would write the
+// document back and undo the push (E2, as CI once found it).
+func TestTheApplierLandingItsApplyDoesNotUndoAGitSideDelete(t *testing.T) {
+	applier := &applyLog{}
+	r := triggeredRig(t, applier)
+	r.settled()
+	applier.hold()
+	pushTo(t, r, "other", "1")
+	r.waitStatus("the push's apply in flight", func(st Status) bool { return st.Applies["team/live"].InFlight != "" })
+	deleted, err := r.server.PushForeign(repoName, "main", testenv.ForeignChange{Delete: []string{cmPath("team-a", "first")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.waitStatus("the Git-side delete fetched", func(st Status) bool { return st.RemoteTip == deleted })
+
+	landing := upsert("flux", "team-a", "first", "1")
+	landing.Managers = []string{"kustomize-controller"}
+	r.submit(landing)
+	r.submit(upsert("alice", "team-a", "later", "1"))
+	r.waitFor("a later write", func() bool { return r.hasFile(cmPath("team-a", "later")) })
+	if r.hasFile(cmPath("team-a", "first")) {
+		t.Fatalf("the applier's landing wrote back the document a Git-side push deleted")
+	}
+	close(applier.release)
+	r.settled()
+}
