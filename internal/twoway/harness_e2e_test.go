@@ -152,6 +152,24 @@ func (l *loop) startOperator(change func(*operator.Options)) {
 			l.t.Error("the operator did not stop within a minute")
 		}
 	})
+	l.t.Cleanup(l.explainFailure) // runs first: the operator still runs
+}
+
+// explainFailure logs, when the test failed, the history of main and what the target's
+// applies were doing: the two things a reader of a CI failure needs first.
+func (l *loop) explainFailure() {
+	if !l.t.Failed() {
+		return
+	}
+	if log, err := l.git.Log("fleet.git", "main"); err == nil {
+		var b strings.Builder
+		for _, c := range log {
+			fmt.Fprintf(&b, "  %s %s: %s\n", c.SHA[:12], c.Author, c.Subject)
+		}
+		l.t.Logf("history of main, newest first:\n%s", b.String())
+	}
+	st, err := l.readApplyStatus()
+	l.t.Logf("the target's applies: %+v (%v)", st, err)
 }
 
 func (l *loop) ctx() context.Context {
@@ -258,25 +276,31 @@ func (l *loop) appliesSettled() {
 // through the worker's loop: it is answered after whatever the loop was doing when asked.
 func (l *loop) applyStatus() worker.ApplyStatus {
 	l.t.Helper()
+	st, err := l.readApplyStatus()
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return st
+}
+
+// readApplyStatus is applyStatus returning its error.
+func (l *loop) readApplyStatus() (worker.ApplyStatus, error) {
 	// Nothing yet (the operator or the target not started): an empty status.
 	p := l.pipeline.Load()
 	if p == nil {
-		return worker.ApplyStatus{}
+		return worker.ApplyStatus{}, nil
 	}
 	name := l.ns + "/apps"
 	key, ok := p.Router.Key(name)
 	if !ok {
-		return worker.ApplyStatus{}
+		return worker.ApplyStatus{}, nil
 	}
 	w, ok := p.Workers.Lookup(key)
 	if !ok {
-		return worker.ApplyStatus{}
+		return worker.ApplyStatus{}, nil
 	}
 	st, err := w.Status(l.ctx())
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	return st.Applies[name]
+	return st.Applies[name], err
 }
 
 // kustomizationApplied reports whether the Kustomization applied some revision (its first
