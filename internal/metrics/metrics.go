@@ -75,7 +75,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Applies asked of a GitOps applier (docs/two-way.md), by reason (ForeignCommit, CatchUp) and outcome (success, failure)."},
 			[]string{"reason", "outcome"}),
 		applyEchoes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "apply_echoes_total",
-			Help: "Writes of a GitOps applier seen by the watch (docs/two-way.md): landed (inside its apply window, mirrored as usual), withheld (it overwrote an edit made during the apply: a Repair follows), late (outside any window)."},
+			Help: "Writes of a GitOps applier seen by the watch (docs/two-way.md): not_mirrored (inside its apply window: the apply landing, which Git holds), withheld (it overwrote an edit made during the apply: a Repair follows), late (outside any window)."},
 			[]string{"outcome"}),
 		ownership: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "apply_ownership_conflicts_total",
 			Help: "Changes and snapshot objects of a triggered target that another applier applies (another Flux Kustomization's): neither mirrored nor swept (docs/two-way.md)."}),

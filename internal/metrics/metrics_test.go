@@ -27,7 +27,7 @@ func TestEveryStageRecordsUnderTheProjectPrefix(t *testing.T) {
 	now := time.Now()
 	m.Published(now.Add(-150*time.Millisecond), now)
 	m.ApplyRequest("ForeignCommit", "success")
-	m.ApplyEcho("landed")
+	m.ApplyEcho("not_mirrored")
 	m.StaleSnapshot("discarded")
 	m.ApplyOwnershipConflict()
 	families, err := reg.Gather()

@@ -78,7 +78,7 @@ func (s *branchState) echo(ev Event, now time.Time) bool {
 		s.cfg.Log.Info("the applier overwrote an edit made during its apply; withheld, and the edit is applied again", "target", ev.Target, "object", ev.ID.String())
 		return true
 	default:
-		s.cfg.Metrics.ApplyEcho("landed")
+		s.cfg.Metrics.ApplyEcho("not_mirrored")
 		s.count(outcomeUnchanged, ev.changes) // Git holds it: the applied commit's document
 		return true
 	}
