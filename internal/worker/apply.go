@@ -166,7 +166,7 @@ func (s *branchState) startApplies(ctx context.Context, now time.Time) {
 			continue
 		}
 		if s.window != nil && s.window.target == name {
-			s.closeWindow(closeApplyDue)
+			s.closeWindow(windowCloseFor(ts.apply.due))
 		}
 		if s.flushing(name) {
 			continue
@@ -177,6 +177,14 @@ func (s *branchState) startApplies(ctx context.Context, now time.Time) {
 		a.window = &applyWindow{commit: commit, edited: map[layout.Identity]bool{}}
 		go s.sendApply(ctx, name, *ts.cfg.Apply, commit, reason)
 	}
+}
+
+// windowCloseFor is the reason a window closes for an apply due for reason.
+func windowCloseFor(reason applyReason) closeReason {
+	if reason == applyForeignCommit {
+		return closeForeignCommit
+	}
+	return closeApplyDue
 }
 
 // mayApply reports whether the target's due apply may go once its changes are flushed:

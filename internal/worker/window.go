@@ -16,6 +16,8 @@ const (
 	closeStop        closeReason = "stop"
 	// closeApplyDue: an apply of the target waits for its changes (flush, then apply).
 	closeApplyDue closeReason = "apply_due"
+	// closeForeignCommit: the apply due is of a Git-side push to the target's folder.
+	closeForeignCommit closeReason = "foreign_commit"
 	// closeRetry is not a window: the changes a render refused, queued again after their
 	// folder changed (docs/branch-worker.md#held-changes).
 	closeRetry closeReason = "retry"

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/metrics"
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
 
@@ -226,4 +229,38 @@ func TestTheApplierLandingItsApplyDoesNotUndoAGitSideDelete(t *testing.T) {
 	}
 	close(applier.release)
 	r.settled()
+}
+
+// A Git-side push to a triggered folder closes the target's open window at once (flush,
+// then apply), counted foreign_commit: the edit it held is in Git before the apply goes.
+func TestAGitSidePushClosesTheTargetsWindowForItsApply(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	applier := &applyLog{}
+	r := newRig(t, func(c *Config) {
+		c.Applier, c.ApplyPoll, c.Metrics, c.CommitWindow = applier, 50*time.Millisecond, m, time.Hour
+		c.MaxWindowAge = time.Hour
+	})
+	r.setTarget(TargetConfig{Name: "team/live", Path: "clusters/dev", Prune: PruneOnEvent, Apply: fluxApps})
+	if err := r.worker.Resync(r.ctx(), teamASnapshot(listed("first", "1"))); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("the catch-up apply after the first snapshot", func() bool { return len(applier.commits()) == 1 })
+
+	r.submit(upsert("alice", "team-a", "first", "2"))
+	r.waitStatus("the edit held in the open window", func(st Status) bool { return st.Ledger.Open == 1 })
+	tip := pushTo(t, r, "pushed", "1")
+	r.waitFor("the apply of a commit after the push", func() bool { return len(applier.commits()) == 2 })
+	if got := r.file(cmPath("team-a", "first")); got != string(configMap("team-a", "first", "2")) {
+		t.Fatalf("the apply went before the window's edit was in Git: %q", got)
+	}
+	if applied := applier.commits()[1]; applied == tip {
+		t.Fatalf("the pushed commit %s was applied without the edit on top", tip)
+	}
+	if n := counterValue(t, reg, "gitops_reverser_window_closes_total", "reason", "foreign_commit"); n != 1 {
+		t.Fatalf("window_closes_total{reason=\"foreign_commit\"} = %v, want 1", n)
+	}
 }

@@ -89,17 +89,23 @@ func TestHeldChangesStayOpenUntilTheyEnd(t *testing.T) {
 // changesTotal reads gitops_reverser_changes_total{outcome} from reg.
 func changesTotal(t *testing.T, reg *prometheus.Registry, outcome string) float64 {
 	t.Helper()
+	return counterValue(t, reg, "gitops_reverser_changes_total", "outcome", outcome)
+}
+
+// counterValue reads the counter family{label="value"} from reg, 0 when absent.
+func counterValue(t *testing.T, reg *prometheus.Registry, family, label, value string) float64 {
+	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range families {
-		if f.GetName() != "gitops_reverser_changes_total" {
+		if f.GetName() != family {
 			continue
 		}
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "outcome" && l.GetValue() == outcome {
+				if l.GetName() == label && l.GetValue() == value {
 					return m.GetCounter().GetValue()
 				}
 			}
