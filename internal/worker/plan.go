@@ -64,6 +64,9 @@ type pendingWrite struct {
 	received []time.Time
 	// seq is the order of the decide that made it (branchState.seq).
 	seq uint64
+	// bootstrap marks a write of a triggered folder's bootstrap files alone
+	// (apply_bootstrap.go): a replay writes them again while the folder holds no object.
+	bootstrap bool
 }
 
 // targetState is the worker's knowledge of one GitTarget writing its branch.
@@ -177,7 +180,7 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 			return nil, &writeRefusal{target: b.target, err: refusals[0], kept: true}
 		}
 		ts.clearBoundary()
-		return nil, nil
+		return s.bootstrapTriggered(ts, b, seq, &committed)
 	}
 	if err := f.bootstrap(ts.cfg.SOPSRules); err != nil {
 		return nil, fmt.Errorf("bootstrap %s: %w", ts.cfg.Name, err)
@@ -437,7 +440,7 @@ func (s *branchState) replay(pw *pendingWrite) error {
 	if err := s.refuseBatch(ts, pw.target, f.verify()); err != nil {
 		return err
 	}
-	if !changed {
+	if !changed && !(pw.bootstrap && f.index.Len() == 0) {
 		// The new tip holds everything the write decided: nothing to commit, not even the
 		// bootstrap files a write would bring.
 		pw.applied, committed = true, true
