@@ -23,6 +23,7 @@ type Metrics struct {
 	refusals         *prometheus.CounterVec
 	queueDepth       *prometheus.GaugeVec
 	eventToPush      prometheus.Histogram
+	changeToApplied  *prometheus.HistogramVec
 	attribution      *prometheus.CounterVec
 	changes          *prometheus.CounterVec
 	changesOpen      *prometheus.GaugeVec
@@ -62,6 +63,9 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		eventToPush: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: namespace, Name: "event_to_push_seconds",
 			Help:    "Time from an event reaching its branch worker to the push that published it.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}),
+		changeToApplied: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "change_to_applied_seconds",
+			Help:    "Time from the change that made an apply due (a Git-side push found, an API create to adopt, an overwritten edit to repair, a catch-up) to the applier reporting the revision applied (docs/two-way.md), by reason.",
+			Buckets: prometheus.ExponentialBuckets(0.1, 2, 14)}, []string{"reason"}),
 		attribution: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "attribution_resolved_total",
 			Help: "Changes attributed, by the tier of the join that named the author (exact, uid, name, collection, unresolved)."},
 			[]string{"tier"}),
@@ -102,6 +106,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.refusals = reg1(m.refusals).(*prometheus.CounterVec)
 	m.queueDepth = reg1(m.queueDepth).(*prometheus.GaugeVec)
 	m.eventToPush = reg1(m.eventToPush).(prometheus.Histogram)
+	m.changeToApplied = reg1(m.changeToApplied).(*prometheus.HistogramVec)
 	m.attribution = reg1(m.attribution).(*prometheus.CounterVec)
 	m.changes = reg1(m.changes).(*prometheus.CounterVec)
 	m.changesOpen = reg1(m.changesOpen).(*prometheus.GaugeVec)
@@ -140,6 +145,14 @@ func (m *Metrics) DocumentWritten(operation string) {
 func (m *Metrics) ApplyRequest(reason, outcome string) {
 	if m != nil {
 		m.applyRequests.WithLabelValues(reason, outcome).Inc()
+	}
+}
+
+// ChangeApplied observes the time from the change that made an apply due to the applier's
+// answer that it applied a revision holding it.
+func (m *Metrics) ChangeApplied(reason string, since time.Duration) {
+	if m != nil {
+		m.changeToApplied.WithLabelValues(reason).Observe(since.Seconds())
 	}
 }
 

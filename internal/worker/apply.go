@@ -49,9 +49,13 @@ const DefaultApplyPoll = 10 * time.Second
 
 // applyState is one target's applies.
 type applyState struct {
-	// due is why an apply is wanted ("" for none); dueAt when it became due.
+	// due is why an apply is wanted ("" for none); dueAt when the change that made it due
+	// happened (the earliest, when several did before it was sent).
 	due   applyReason
 	dueAt time.Time
+	// sentDueAt is the dueAt of the apply in flight: a failure makes it due again from
+	// then, and a success observes the time from then (change_to_applied_seconds).
+	sentDueAt time.Time
 	// inFlight is the commit of the apply sent and not answered yet ("" for none).
 	inFlight string
 	// requested and applied are the commits last asked for and last reported applied.
@@ -84,18 +88,30 @@ type applyResult struct {
 	err                      error
 }
 
-// markApply makes an apply of the target due for reason, unless one is due already.
-func (ts *targetState) markApply(reason applyReason, now time.Time) {
+// markApply makes an apply of the target due for reason, for a change made at since,
+// unless one is due already.
+func (ts *targetState) markApply(reason applyReason, since time.Time) {
+	a := &ts.apply
 	switch {
 	case ts.cfg.Apply == nil:
 		return
-	case ts.apply.due == applyCatchUp && reason != applyCatchUp:
+	case a.due == applyCatchUp && reason != applyCatchUp:
 		// A catch-up may wait for the first snapshot; a push or a repair does not, and its
 		// apply converges the applier all the same.
-		ts.apply.due, ts.apply.dueAt = reason, now
-	case ts.apply.due == "":
-		ts.apply.due, ts.apply.dueAt = reason, now
+		a.due, a.dueAt = reason, earliest(a.dueAt, since)
+	case a.due == "":
+		a.due, a.dueAt = reason, since
+	default:
+		a.dueAt = earliest(a.dueAt, since)
 	}
+}
+
+// earliest is the earlier of two times, the zero time counting as none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
 
 // pollRemote fetches the branch every ApplyPoll when some target is triggered, so that a
@@ -173,7 +189,7 @@ func (s *branchState) startApplies(ctx context.Context, now time.Time) {
 		}
 		a := &ts.apply
 		commit, reason := s.remoteTip, a.due
-		a.inFlight, a.requested, a.due, a.sentAt = commit, commit, "", now
+		a.inFlight, a.requested, a.due, a.sentAt, a.sentDueAt = commit, commit, "", now, a.dueAt
 		a.window = &applyWindow{commit: commit, edited: map[layout.Identity]bool{}}
 		go s.sendApply(ctx, name, *ts.cfg.Apply, commit, reason)
 	}
@@ -251,13 +267,12 @@ func (s *branchState) applied(r applyResult, now time.Time) {
 			a.wait = wait.Backoff{Duration: s.cfg.RetryMin, Factor: 2, Cap: s.cfg.RetryMax, Steps: math.MaxInt32}
 		}
 		a.retryAt = now.Add(a.wait.Step())
-		if a.due == "" {
-			a.due, a.dueAt = r.reason, now
-		}
+		ts.markApply(r.reason, a.sentDueAt)
 		s.cfg.Log.Info("the applier did not apply the branch; retrying", "target", r.target, "commit", r.commit, "error", a.lastErr, "at", a.retryAt)
 		return
 	}
 	s.cfg.Metrics.ApplyRequest(string(r.reason), "success")
+	s.cfg.Metrics.ChangeApplied(string(r.reason), now.Sub(a.sentDueAt))
 	a.applied, a.lastErr, a.wait, a.retryAt = r.revision, "", wait.Backoff{}, time.Time{}
 	ts.caughtUp(a.sentAt)
 }
@@ -272,10 +287,19 @@ func (s *branchState) adopt(pw *pendingWrite, now time.Time) {
 	}
 	for _, a := range pw.actions {
 		if a.created {
-			ts.markApply(applyCatchUp, now)
+			ts.markApply(applyCatchUp, earliest(now, earliestOf(pw.received)))
 			return
 		}
 	}
+}
+
+// earliestOf is the earliest of times, zero for none.
+func earliestOf(times []time.Time) time.Time {
+	var at time.Time
+	for _, t := range times {
+		at = earliest(at, t)
+	}
+	return at
 }
 
 // noteSnapshotPlanned lets a catch-up of the target go once its first snapshot is planned.

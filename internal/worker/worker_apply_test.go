@@ -264,3 +264,67 @@ func TestAGitSidePushClosesTheTargetsWindowForItsApply(t *testing.T) {
 		t.Fatalf("window_closes_total{reason=\"foreign_commit\"} = %v, want 1", n)
 	}
 }
+
+// The time from a Git-side push to the applier's answer that applied it is observed, by
+// reason, once per successful apply; a failed apply observes nothing and its retry is
+// measured from the push.
+func TestTheTimeFromAChangeToItsApplyIsObserved(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	applier := &applyLog{}
+	r := newRig(t, func(c *Config) { c.Applier, c.ApplyPoll, c.Metrics = applier, 50*time.Millisecond, m })
+	r.setTarget(TargetConfig{Name: "team/live", Path: "clusters/dev", Prune: PruneOnEvent, Apply: fluxApps})
+	if err := r.worker.Resync(r.ctx(), teamASnapshot(listed("first", "1"))); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("the catch-up apply", func() bool { return len(applier.commits()) == 1 })
+	r.settled()
+	if n := histogramCount(t, reg, "gitops_reverser_change_to_applied_seconds", "reason", "CatchUp"); n != 1 {
+		t.Fatalf("%d catch-up observations, want 1", n)
+	}
+	applier.hold()
+	pushed := time.Now()
+	pushTo(t, r, "first", "from-git")
+	r.waitStatus("the push's apply in flight", func(st Status) bool { return st.Applies["team/live"].InFlight != "" })
+	if n := histogramCount(t, reg, "gitops_reverser_change_to_applied_seconds", "reason", "ForeignCommit"); n != 0 {
+		t.Fatalf("%d observations before the apply answered, want 0", n)
+	}
+	close(applier.release)
+	r.waitStatus("the push applied", func(st Status) bool { return st.Applies["team/live"].InFlight == "" })
+	sum, n := histogramOf(t, reg, "gitops_reverser_change_to_applied_seconds", "reason", "ForeignCommit")
+	if n != 1 || sum > time.Since(pushed).Seconds() {
+		t.Fatalf("observed %d applies of the push, %vs in all (at most %vs since it): want 1, from the fetch that found it", n, sum, time.Since(pushed).Seconds())
+	}
+}
+
+// histogramCount reads the sample count of family{label="value"}.
+func histogramCount(t *testing.T, reg *prometheus.Registry, family, label, value string) uint64 {
+	t.Helper()
+	_, n := histogramOf(t, reg, family, label, value)
+	return n
+}
+
+// histogramOf reads the sum and the sample count of the histogram family{label="value"}.
+func histogramOf(t *testing.T, reg *prometheus.Registry, family, label, value string) (float64, uint64) {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != family {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return m.GetHistogram().GetSampleSum(), m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	return 0, 0
+}
