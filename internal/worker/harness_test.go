@@ -83,22 +83,7 @@ func rigOn(t *testing.T, files map[string]string, opts ...rigOption) *rig {
 func startRig(t *testing.T, g *testenv.GitServer, front *testenv.HTTPFrontend, opts ...rigOption) *rig {
 	t.Helper()
 	logs := &syncBuffer{}
-	cfg := Config{
-		URL:             front.URL(repoName),
-		Branch:          "main",
-		Credentials:     credentials("bot", "bot-password"),
-		AllowedBranches: []string{"main"},
-		Committer:       Author{Name: "GitOps Reverser", Email: "bot@example.com"},
-		CommitWindow:    300 * time.Millisecond,
-		PushCooldown:    10 * time.Millisecond,
-		RetryMin:        50 * time.Millisecond,
-		RetryMax:        500 * time.Millisecond,
-		Dir:             t.TempDir(),
-		Log:             captureLogger(logs),
-	}
-	for _, o := range opts {
-		o(&cfg)
-	}
+	cfg := rigConfig(t, front, logs, opts...)
 	ctx, cancel := context.WithCancel(context.Background())
 	w, err := Start(ctx, cfg)
 	if err != nil {
@@ -117,6 +102,27 @@ func startRig(t *testing.T, g *testenv.GitServer, front *testenv.HTTPFrontend, o
 	r := &rig{t: t, server: g, http: front, worker: w, logs: logs, cancel: cancel}
 	r.setTarget(TargetConfig{Name: "team/live", Path: "clusters/dev", Prune: PruneOnEvent})
 	return r
+}
+
+// rigConfig is the configuration of a rig's worker on front's repository.
+func rigConfig(t *testing.T, front *testenv.HTTPFrontend, logs *syncBuffer, opts ...rigOption) Config {
+	cfg := Config{
+		URL:             front.URL(repoName),
+		Branch:          "main",
+		Credentials:     credentials("bot", "bot-password"),
+		AllowedBranches: []string{"main"},
+		Committer:       Author{Name: "GitOps Reverser", Email: "bot@example.com"},
+		CommitWindow:    300 * time.Millisecond,
+		PushCooldown:    10 * time.Millisecond,
+		RetryMin:        50 * time.Millisecond,
+		RetryMax:        500 * time.Millisecond,
+		Dir:             t.TempDir(),
+		Log:             captureLogger(logs),
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return cfg
 }
 
 func (r *rig) ctx() context.Context {

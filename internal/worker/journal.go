@@ -17,6 +17,10 @@ import (
 // outlives workers (one per operator, shared by every branch), is persisted by its owner
 // outside the worker (internal/pipeline), and never blocks on I/O.
 //
+// A recorded delete still in the inbox of the worker it was handed to is marked so (inbox):
+// that worker receives it in its order, after the changes handed to it before, so it does
+// not queue the journal's copy (which would go ahead of them). Another worker does.
+//
 // Every change handed to a worker is stamped with the journal's next sequence number, so
 // that a change and a recorded delete of one object can be ordered. Stamps wait until the
 // entries of an earlier run are loaded: a stamp is always above every entry.
@@ -40,6 +44,12 @@ type journalKey struct {
 	id     layout.Identity
 }
 
+// inboxMark is a recorded delete on its way through a worker's inbox.
+type inboxMark struct {
+	seq    uint64
+	worker uint64
+}
+
 // Journal holds the recorded deletes. Its methods are safe for concurrent use; only stamp
 // waits (for the journal to be loaded). A nil *Journal records nothing and stamps 0.
 type Journal struct {
@@ -47,7 +57,11 @@ type Journal struct {
 	seq     uint64
 	entries map[journalKey]JournalEntry
 	// gone holds GitTargets deleted since: a late delete of theirs is not recorded.
-	gone     map[string]bool
+	gone map[string]bool
+	// inbox marks the entries handed to a worker that has not received them yet.
+	inbox map[journalKey]inboxMark
+	// workers numbers the workers, for the inbox marks.
+	workers  uint64
 	loaded   chan struct{}
 	loadOnce sync.Once
 	// version counts changes, so that the persister writes only what is new.
@@ -57,7 +71,7 @@ type Journal struct {
 
 // NewJournal returns an empty journal, not yet loaded.
 func NewJournal() *Journal {
-	return &Journal{entries: map[journalKey]JournalEntry{}, gone: map[string]bool{},
+	return &Journal{entries: map[journalKey]JournalEntry{}, gone: map[string]bool{}, inbox: map[journalKey]inboxMark{},
 		loaded: make(chan struct{}), signal: make(chan struct{}, 1)}
 }
 
@@ -122,6 +136,7 @@ func (j *Journal) ForgetTarget(target string) {
 	for k := range j.entries {
 		if k.target == target {
 			delete(j.entries, k)
+			delete(j.inbox, k)
 		}
 	}
 	if len(j.entries) != n {
@@ -159,7 +174,7 @@ func (j *Journal) stamp(ctx context.Context, stop <-chan struct{}) (uint64, erro
 }
 
 // record keeps a stamped delete; false when the journal is full and it is not kept.
-func (j *Journal) record(ev Event) bool {
+func (j *Journal) record(ev Event, worker uint64) bool {
 	if j == nil {
 		return true
 	}
@@ -173,8 +188,34 @@ func (j *Journal) record(ev Event) bool {
 		return false
 	}
 	j.entries[k] = JournalEntry{Seq: ev.seq, Target: ev.Target, Author: ev.Author, Type: ev.Type, ID: ev.ID}
+	j.inbox[k] = inboxMark{seq: ev.seq, worker: worker}
 	j.changed()
 	return true
+}
+
+// received notes that the delete stamped seq left the inbox it was handed to: the worker
+// took it in, or it never entered (the hand-over failed).
+func (j *Journal) received(target string, id layout.Identity, seq uint64) {
+	if j == nil {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	k := journalKey{target, id}
+	if m, ok := j.inbox[k]; ok && m.seq == seq {
+		delete(j.inbox, k)
+	}
+}
+
+// newWorker returns the number of a new worker, for its inbox marks.
+func (j *Journal) newWorker() uint64 {
+	if j == nil {
+		return 0
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.workers++
+	return j.workers
 }
 
 // holds reports whether the journal has a delete of the target's object.
@@ -198,20 +239,27 @@ func (j *Journal) forget(target string, id layout.Identity, seq uint64) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	k := journalKey{target, id}
+	if m, ok := j.inbox[k]; ok && m.seq <= seq {
+		delete(j.inbox, k)
+	}
 	if e, ok := j.entries[k]; ok && e.Seq <= seq {
 		delete(j.entries, k)
 		j.changed()
 	}
 }
 
-// pending returns the target's recorded deletes as events, oldest first.
-func (j *Journal) pending(target string) []Event {
+// pending returns the target's recorded deletes as events, oldest first, but those still
+// in the inbox of worker (it receives them in their order).
+func (j *Journal) pending(target string, worker uint64) []Event {
 	if j == nil {
 		return nil
 	}
 	j.mu.Lock()
 	var out []JournalEntry
 	for k, e := range j.entries {
+		if m, ok := j.inbox[k]; ok && m.seq == e.Seq && m.worker == worker {
+			continue
+		}
 		if k.target == target {
 			out = append(out, e)
 		}

@@ -17,7 +17,8 @@ const journalWait = 2 * time.Minute
 
 // queueJournal queues, for each target set on the worker, the deletes the journal keeps for
 // it that the worker does not hold a newer change of, one batch per author: they were
-// handed to an earlier worker (or to this one before the target was removed). They wait
+// handed to an earlier worker (or to this one before the target was removed). Those still
+// in this worker's inbox are not: they arrive in their order, behind older changes. They wait
 // for the target's first snapshot batch, or journalWait. A delete goes right after the last
 // of the target's batches that holds an older change of its object (a snapshot listing it,
 // an upsert), so that nothing older brings back what it removed; with none it goes ahead of
@@ -44,7 +45,7 @@ func (s *branchState) queueJournal(now time.Time) {
 		}
 		var places []place
 		byPlace := map[place]*batch{}
-		for _, ev := range s.cfg.Journal.pending(name) {
+		for _, ev := range s.cfg.Journal.pending(name, s.worker) {
 			if newest[ev.ID] >= ev.seq {
 				continue // the worker holds this delete, or a newer change of the object
 			}

@@ -14,6 +14,9 @@ func (s *branchState) handle(m any, now time.Time) {
 	case eventMsg:
 		m.ev.changes = 1
 		s.count(outcomeReceived, 1)
+		if m.ev.Op == OpDelete {
+			s.cfg.Journal.received(m.ev.Target, m.ev.ID, m.ev.seq)
+		}
 		if s.foreignEvent(m.ev) || s.echo(m.ev, now) {
 			return
 		}

@@ -18,6 +18,8 @@ type branchState struct {
 	repo     *gitrepo.Repo
 	messages *messages
 	signer   *gitrepo.CommitSigner // nil when commits are not signed
+	// worker is the worker's number in the journal's inbox marks.
+	worker uint64
 
 	// ready is set once the remote branch has been fetched: nothing is planned before.
 	ready bool

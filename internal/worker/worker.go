@@ -21,6 +21,8 @@ type Worker struct {
 	// cfg.Log, for the callers' goroutines.
 	journal *Journal
 	log     logr.Logger
+	// id is the worker's number in the journal's inbox marks.
+	id uint64
 }
 
 // ErrStopped is returned by calls made after the worker stopped.
@@ -71,13 +73,15 @@ func New(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	repo.LimitFileSize(cfg.MaxFileBytes)
+	id := cfg.Journal.newWorker()
 	return &Worker{
+		id:      id,
 		journal: cfg.Journal,
 		log:     cfg.Log,
 		inbox:   make(chan any, 1024),
 		done:    make(chan struct{}),
 		state: &branchState{cfg: cfg, repo: repo, messages: msgs, signer: signer, targets: map[string]*targetState{}, reported: map[string]reportedState{},
-			branchLabel: branchLabel(cfg), applyResults: make(chan applyResult, 16)},
+			branchLabel: branchLabel(cfg), applyResults: make(chan applyResult, 16), worker: id},
 	}, nil
 }
 
@@ -120,11 +124,15 @@ func (w *Worker) Submit(ctx context.Context, ev Event) error {
 		return err
 	}
 	ev.seq = seq
-	if ev.Op == OpDelete && !w.journal.record(ev) {
+	if ev.Op == OpDelete && !w.journal.record(ev, w.id) {
 		w.log.Info("the journal of deletes is full: this delete is written as usual, but not kept across a restart",
 			"target", ev.Target, "object", ev.ID.String(), "limit", MaxJournalEntries)
 	}
-	return w.send(ctx, eventMsg{ev})
+	err = w.send(ctx, eventMsg{ev})
+	if err != nil && ev.Op == OpDelete {
+		w.journal.received(ev.Target, ev.ID, ev.seq) // it never entered the inbox
+	}
+	return err
 }
 
 // Resync hands snapshots of one target's scopes to the worker. Snapshots given together

@@ -1,10 +1,13 @@
 package worker
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
 
 func loadedJournal(entries ...JournalEntry) *Journal {
@@ -152,17 +155,17 @@ func TestADeletedGitTargetLeavesNothingInTheJournal(t *testing.T) {
 	live := deleteEvent("alice", "team-a", "y")
 	live.seq = 2
 	j := loadedJournal()
-	j.record(gone)
-	j.record(live)
+	j.record(gone, 0)
+	j.record(live, 0)
 
 	j.ForgetTarget("team/gone")
 	gone.seq = 3
-	j.record(gone) // late, from a stream still stopping
+	j.record(gone, 0) // late, from a stream still stopping
 	if entries := journalEntries(j); len(entries) != 1 || entries[0].Target != "team/live" {
 		t.Fatalf("journal after the target was deleted: %+v", entries)
 	}
 	j.revive("team/gone") // created again and set on a worker
-	j.record(gone)
+	j.record(gone, 0)
 	if entries := journalEntries(j); len(entries) != 2 {
 		t.Fatalf("a target set again does not record its deletes: %+v", entries)
 	}
@@ -190,7 +193,7 @@ func TestAJournalDeleteNewerThanTheWaitingSnapshotLandsAfterIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !journal.record(Event{Target: "team/live", Author: Author{Name: "alice", Email: "alice@example.com"}, Op: OpDelete,
-		Type: configMapType, ID: layout.Identity{Kind: "ConfigMap", Namespace: "team-a", Name: "doomed"}, seq: seq}) {
+		Type: configMapType, ID: layout.Identity{Kind: "ConfigMap", Namespace: "team-a", Name: "doomed"}, seq: seq}, 0) {
 		t.Fatal("the journal refused the delete")
 	}
 	r.setTarget(TargetConfig{Name: "team/live", Path: "clusters/dev", Prune: PruneOnEvent})
@@ -225,7 +228,7 @@ func TestAJournalDeleteNewerThanAWaitingUpsertLandsAfterIt(t *testing.T) {
 	}
 	r.waitStatus("the changes to wait for their target", func(st Status) bool { return st.Ledger.Open >= 3 })
 	if !journal.record(Event{Target: "team/live", Author: Author{Name: "alice", Email: "alice@example.com"}, Op: OpDelete,
-		Type: configMapType, ID: layout.Identity{Kind: "ConfigMap", Namespace: "team-a", Name: "doomed"}, seq: seq}) {
+		Type: configMapType, ID: layout.Identity{Kind: "ConfigMap", Namespace: "team-a", Name: "doomed"}, seq: seq}, 0) {
 		t.Fatal("the journal refused the delete")
 	}
 	r.setTarget(TargetConfig{Name: "team/live", Path: "clusters/dev", Prune: PruneOnEvent})
@@ -237,4 +240,75 @@ func TestAJournalDeleteNewerThanAWaitingUpsertLandsAfterIt(t *testing.T) {
 	if entries := journalEntries(journal); len(entries) != 0 {
 		t.Fatalf("journal: %+v, want empty once the delete landed", entries)
 	}
+}
+
+// A delete recorded on its way into a worker's own inbox is received there, in its order,
+// behind what was handed over before it: the worker does not queue the journal's copy of
+// it, which would go ahead of those changes. The stress test found the loss: a worker whose
+// inbox was backed up queued the copy when the target's snapshot came in, planned it
+// before the object's create (still in the inbox), found nothing to delete and forgot it;
+// the create was written after it, and a credential rotation stopped the worker before it
+// received the delete itself. Here the loop is driven by hand to hold exactly that order.
+func TestADeleteInTheWorkersOwnInboxIsNotQueuedAheadOfWhatCameBefore(t *testing.T) {
+	g := testenv.NewGitServer(t)
+	if err := g.CreateRepo(repoName); err != nil {
+		t.Fatal(err)
+	}
+	front := g.ServeHTTP(t, testenv.HTTPAuth{Username: "bot", Password: "bot-password"})
+	journal := loadedJournal()
+	first, err := New(rigConfig(t, front, &syncBuffer{}, func(c *Config) { c.Journal, c.CommitWindow = journal, 0 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	target := TargetConfig{Name: "team/live", Path: "clusters/dev", Prune: PruneOnEvent}
+	// Everything is handed over before the loop takes anything in.
+	if err := first.SetTarget(ctx, target); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Resync(ctx, teamASnapshot(listed("kept", "1"))); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []Event{upsert("alice", "team-a", "doomed", "1"), deleteEvent("alice", "team-a", "doomed")} {
+		if err := first.Submit(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The loop takes in the target, its snapshot and the create, and pushes.
+	s := first.state
+	for range 3 {
+		s.handle(<-first.inbox, time.Now())
+		s.tick(ctx, time.Now())
+	}
+	deadline := time.Now().Add(time.Minute)
+	for s.localTip != s.remoteTip || len(s.closed) > 0 || len(s.pending) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first worker did not push: %+v", s.status())
+		}
+		time.Sleep(10 * time.Millisecond) // the push cooldown's pace
+		s.tick(ctx, time.Now())
+	}
+	if !hasFile(t, g, cmPath("team-a", "doomed")) {
+		t.Fatal("the create was not written")
+	}
+	// Stopped with the delete still in the inbox: it is released, and stays in the journal.
+	s.shutdown()
+	first.drain()
+	if entries := journalEntries(journal); len(entries) != 1 {
+		t.Fatalf("journal after the stop: %+v, want the delete", entries)
+	}
+
+	// The next worker of the branch writes it.
+	r := startRig(t, g, front, func(c *Config) { c.Journal = journal })
+	if err := r.worker.Resync(r.ctx(), teamASnapshot(listed("kept", "1"))); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("the delete written by the next worker", func() bool { return !r.hasFile(cmPath("team-a", "doomed")) })
+}
+
+// hasFile reports whether main holds path.
+func hasFile(t *testing.T, g *testenv.GitServer, path string) bool {
+	t.Helper()
+	_, err := g.ReadFile(repoName, "main", path)
+	return err == nil
 }
