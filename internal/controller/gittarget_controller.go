@@ -282,6 +282,8 @@ func targetConfig(t *v1.GitTarget, sealer *targetSealer, trigger *worker.ApplyTr
 		Path:  t.Spec.Path,
 		Prune: worker.PruneMode(t.Spec.Prune.Mode),
 		Apply: trigger,
+		// Without a trigger the API refuses Reapply; a trigger not found yet reapplies nothing.
+		Reapply: t.Spec.OnRefusal == v1.RefusalReapply && trigger != nil,
 	}
 	if sealer != nil {
 		cfg.SOPSRules = sealer.rules

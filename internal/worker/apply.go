@@ -41,6 +41,9 @@ const (
 	applyCatchUp applyReason = "CatchUp"
 	// applyRepair: the applier overwrote an edit made during its apply (apply_echo.go).
 	applyRepair applyReason = "Repair"
+	// applyRefusal: the render refused an API change of an object of a target with
+	// onRefusal: Reapply; the applier puts what Git holds back on the cluster.
+	applyRefusal applyReason = "Refusal"
 )
 
 // DefaultApplyPoll is how often a branch with triggered targets is fetched to find

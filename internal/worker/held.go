@@ -351,9 +351,22 @@ func (ts *targetState) clearBoundary() {
 }
 
 // keepRefused records the changes of objects the render refused, replacing what the target
-// kept for them before (superseded).
+// kept for them before (superseded). A target with onRefusal: Reapply keeps none: the
+// applier is asked to put Git's state back on the cluster (a Refusal apply), which
+// supersedes them (docs/two-way.md).
 func (s *branchState) keepRefused(ts *targetState, changes []refusedChange) {
 	if len(changes) == 0 {
+		return
+	}
+	if ts.cfg.Reapply && ts.cfg.Apply != nil {
+		for _, c := range changes {
+			s.forgetKept(ts, c.ev.ID)
+			s.count(outcomeSuperseded, c.ev.changes)
+			// A refused delete is undone by the reapply (the applier creates the object
+			// again): the journal must not write it through a later worker.
+			s.cfg.Journal.forget(ts.cfg.Name, c.ev.ID, c.ev.seq)
+		}
+		ts.markApply(applyRefusal, time.Now())
 		return
 	}
 	if ts.retry == nil {

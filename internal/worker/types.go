@@ -121,6 +121,9 @@ type TargetConfig struct {
 	// Apply, when set, names the applier object that applies the folder (the GitTarget's
 	// applyTriggerRef): the worker asks it to apply the branch (docs/two-way.md).
 	Apply *ApplyTrigger
+	// Reapply (onRefusal: Reapply, with Apply): a change the render refuses for its object
+	// is not kept for a retry; the applier is asked to put Git's state back on the cluster.
+	Reapply bool
 }
 
 // Config configures one branch worker.
