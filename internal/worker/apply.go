@@ -6,8 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gitops-reverser/gitops-reverser/internal/layout"
-
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
@@ -193,7 +191,7 @@ func (s *branchState) startApplies(ctx context.Context, now time.Time) {
 		a := &ts.apply
 		commit, reason := s.remoteTip, a.due
 		a.inFlight, a.requested, a.due, a.sentAt, a.sentDueAt = commit, commit, "", now, a.dueAt
-		a.window = &applyWindow{commit: commit, edited: map[layout.Identity]bool{}}
+		a.window = a.window.next(commit, now)
 		go s.sendApply(ctx, name, *ts.cfg.Apply, commit, reason)
 	}
 }

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bytes"
+	"maps"
 	"reflect"
 	"slices"
 	"time"
@@ -21,8 +22,23 @@ const applyGrace = 10 * time.Second
 // that changed by anyone but the applier meanwhile (docs/two-way.md#edits-during-an-apply).
 type applyWindow struct {
 	commit string
+	// from is the earliest commit asked for by the windows this one carries over: the
+	// applier's late writes of an earlier apply are judged against it too.
+	from   string
 	until  time.Time
 	edited map[layout.Identity]bool
+}
+
+// next is the window of a new apply of commit. A window still open is carried over: a late
+// write of its apply is still the applier's (judged against every commit from the earliest
+// asked for), and the edits recorded in it still count.
+func (w *applyWindow) next(commit string, now time.Time) *applyWindow {
+	nw := &applyWindow{commit: commit, from: commit, edited: map[layout.Identity]bool{}}
+	if w.open(now) {
+		nw.from = w.from
+		maps.Copy(nw.edited, w.edited)
+	}
+	return nw
 }
 
 // applierManagers are the field managers of an applier's writes, by trigger kind.
@@ -71,7 +87,7 @@ func (s *branchState) echo(ev Event, now time.Time) bool {
 	case !byApplier || !s.applierWrote(ts, w, ev):
 		w.edited[ev.ID] = true
 		return false
-	case w.edited[ev.ID]:
+	case w.edited[ev.ID] && !s.newestIs(ts, ev):
 		s.cfg.Metrics.ApplyEcho("withheld")
 		s.count(outcomeSuperseded, ev.changes) // by the repair, which writes the edit back
 		ts.markApply(applyRepair, now)
@@ -84,9 +100,15 @@ func (s *branchState) echo(ev Event, now time.Time) bool {
 	}
 }
 
+// maxAppliedCandidates bounds the commits applierWrote compares a shared write with.
+const maxAppliedCandidates = 64
+
 // applierWrote reports whether an upsert the applier's manager took part in is its write:
 // it wrote last alone, or, sharing the second with another writer, the document is the one
-// of the commit it applies.
+// of a commit it may have applied. That is the commit asked for, or one after it up to the
+// local tip: the applier fetches the branch's tip, which may have moved on since the request
+// (it then reports another revision). A newer commit the worker has not fetched yet does
+// not count; its document mirrored plans to nothing once fetched.
 func (s *branchState) applierWrote(ts *targetState, w *applyWindow, ev Event) bool {
 	if len(ev.Managers) == 1 {
 		return true
@@ -95,10 +117,58 @@ func (s *branchState) applierWrote(ts *targetState, w *applyWindow, ev Event) bo
 	if f.index == nil {
 		return false
 	}
-	applied, ok, err := layout.ReadDocument(f.index, func(rel string) ([]byte, bool, error) {
-		return s.repo.ReadFile(w.commit, tree.Join(f.prefix, rel))
+	commits, err := s.repo.FirstParents(s.localTip, w.from, maxAppliedCandidates)
+	if err != nil || len(commits) == 0 || commits[len(commits)-1] != w.from {
+		commits = []string{w.commit} // not on the tip's line (cannot happen without a rewrite)
+	}
+	for _, commit := range commits {
+		if s.documentAt(ts, commit, ev) {
+			return true
+		}
+	}
+	return false
+}
+
+// newestIs reports whether ev's document is the newest state the worker holds for its
+// object: its newest change waiting to be planned, else the local tip. The applier writing
+// that applied a commit holding the edit: no overwrite (a window carried over still lists
+// the object as edited).
+func (s *branchState) newestIs(ts *targetState, ev Event) bool {
+	batches := slices.Clone(s.closed)
+	if s.window != nil {
+		batches = append(batches, &s.window.batch)
+	}
+	for i := len(batches) - 1; i >= 0; i-- {
+		b := batches[i]
+		if b.target != ts.cfg.Name {
+			continue
+		}
+		for j := len(b.events) - 1; j >= 0; j-- {
+			if b.events[j].ID == ev.ID {
+				return b.events[j].Op == OpUpsert && sameDocument(b.events[j].Doc, ev.Doc)
+			}
+		}
+		for _, snap := range b.snapshots {
+			for _, o := range snap.Objects {
+				if o.ID == ev.ID {
+					return o.Doc != nil && sameDocument(o.Doc, ev.Doc)
+				}
+			}
+		}
+	}
+	return s.documentAt(ts, s.localTip, ev)
+}
+
+// documentAt reports whether the target's folder holds ev's document at commit.
+func (s *branchState) documentAt(ts *targetState, commit string, ev Event) bool {
+	f := ts.folder
+	if f.index == nil {
+		return false
+	}
+	doc, ok, err := layout.ReadDocument(f.index, func(rel string) ([]byte, bool, error) {
+		return s.repo.ReadFile(commit, tree.Join(f.prefix, rel))
 	}, ev.ID)
-	return err == nil && ok && sameDocument(applied, ev.Doc)
+	return err == nil && ok && sameDocument(doc, ev.Doc)
 }
 
 // sameDocument compares two YAML documents by their content.
