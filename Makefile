@@ -23,7 +23,7 @@ CONTROL_PLANE := bash hack/tools/control-plane.sh
 # built the same way by the repository's own script: about 12-16 minutes cold, cached after.
 FLUX := bash hack/tools/flux.sh
 
-.PHONY: all build generate verify-generated chart-crds image test unit e2e stress bench bench-micro lint quickstart clean control-plane flux
+.PHONY: all build generate verify-generated chart-crds image test unit e2e stress bench bench-micro bench-twoway lint quickstart clean control-plane flux
 
 all: build
 
@@ -74,10 +74,15 @@ stress: ## The stress test of the write path, under -race.
 
 test: lint verify-generated e2e ## Every test: generated files, lint, unit and e2e (make stress: see docs/testing.md).
 
-bench: build ## Benchmarks of speed and memory: the end-to-end run of BENCH.md (BENCH_FLAGS=-quick for a short one), then bench-micro.
+bench: build ## Benchmarks of speed and memory: the end-to-end run of BENCH.md (BENCH_FLAGS=-quick for a short one), then bench-micro and bench-twoway.
 	$(GO) build -o $(BIN_DIR)/bench ./bench
 	assets=$$($(CONTROL_PLANE)); KUBEBUILDER_ASSETS="$$assets" ./$(BIN_DIR)/bench -operator $(BINARY) $(BENCH_FLAGS)
 	$(MAKE) --no-print-directory bench-micro
+	$(MAKE) --no-print-directory bench-twoway
+
+# E13 of docs/two-way.md against real Flux: API create → adopted, s/adopted over 10 creates.
+bench-twoway: ## The two-way loop's benchmark: API create to adopted by Flux.
+	assets=$$($(CONTROL_PLANE)); flux=$$($(FLUX)); KUBEBUILDER_ASSETS="$$assets" FLUX_BIN="$$flux" $(GO) test -tags e2e -run '^$$' -bench . -benchtime 10x ./internal/twoway/
 
 bench-micro: ## The go test micro-benchmarks.
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 // loop is one two-way set-up: a control plane with Flux, a repository, the operator, and
 // a GitTarget whose folder "apps" a Flux Kustomization applies through a FluxTrigger.
 type loop struct {
-	t      *testing.T
+	t      testing.TB
 	cp     *testenv.ControlPlane
 	git    *testenv.GitServer
 	front  *testenv.HTTPFrontend
@@ -56,13 +56,13 @@ type loop struct {
 	pipeline atomic.Pointer[pipeline.Pipeline]
 }
 
-func newLoop(t *testing.T) *loop {
+func newLoop(t testing.TB) *loop {
 	t.Helper()
 	return newLoopWith(t, nil)
 }
 
 // newLoopWith is newLoop with changed operator options.
-func newLoopWith(t *testing.T, change func(*operator.Options)) *loop {
+func newLoopWith(t testing.TB, change func(*operator.Options)) *loop {
 	t.Helper()
 	l := newStoppedLoop(t)
 	l.startOperator(change)
@@ -70,7 +70,7 @@ func newLoopWith(t *testing.T, change func(*operator.Options)) *loop {
 }
 
 // newStoppedLoop sets everything up but the operator (startOperator starts it).
-func newStoppedLoop(t *testing.T) *loop {
+func newStoppedLoop(t testing.TB) *loop {
 	t.Helper()
 	cp := testenv.NewControlPlane(t, testenv.WithFluxCRDs(t))
 	testenv.StartFlux(t, cp)
@@ -153,6 +153,18 @@ func (l *loop) startOperator(change func(*operator.Options)) {
 		}
 	})
 	l.t.Cleanup(l.explainFailure) // runs first: the operator still runs
+	l.t.Cleanup(l.noEchoCommits)
+}
+
+// noEchoCommits fails the test when the history holds an echo commit (echo_commits_e2e_test.go).
+func (l *loop) noEchoCommits() {
+	echoes, err := l.echoCommits()
+	if err != nil {
+		l.t.Errorf("count the echo commits: %v", err)
+	}
+	for _, e := range echoes {
+		l.t.Errorf("echo commit: %s", e)
+	}
 }
 
 // explainFailure logs, when the test failed, the history of main and what the target's
@@ -285,22 +297,26 @@ func (l *loop) applyStatus() worker.ApplyStatus {
 
 // readApplyStatus is applyStatus returning its error.
 func (l *loop) readApplyStatus() (worker.ApplyStatus, error) {
-	// Nothing yet (the operator or the target not started): an empty status.
+	st, err := l.workerStatus()
+	return st.Applies[l.ns+"/apps"], err
+}
+
+// workerStatus asks the target's branch worker for its status; empty while there is no
+// operator or no worker yet.
+func (l *loop) workerStatus() (worker.Status, error) {
 	p := l.pipeline.Load()
 	if p == nil {
-		return worker.ApplyStatus{}, nil
+		return worker.Status{}, nil
 	}
-	name := l.ns + "/apps"
-	key, ok := p.Router.Key(name)
+	key, ok := p.Router.Key(l.ns + "/apps")
 	if !ok {
-		return worker.ApplyStatus{}, nil
+		return worker.Status{}, nil
 	}
 	w, ok := p.Workers.Lookup(key)
 	if !ok {
-		return worker.ApplyStatus{}, nil
+		return worker.Status{}, nil
 	}
-	st, err := w.Status(l.ctx())
-	return st.Applies[name], err
+	return w.Status(l.ctx())
 }
 
 // kustomizationApplied reports whether the Kustomization applied some revision (its first
@@ -330,7 +346,7 @@ func configMapDoc(ns, name, value string) string {
 }
 
 // waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	end := time.Now().Add(deadline)
 	for !cond() {
