@@ -76,7 +76,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Changes a branch worker holds that have not ended yet: in a window, held, committed and not pushed, or refused and kept for a retry."},
 			[]string{"branch"}),
 		applyRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "apply_requests_total",
-			Help: "Applies asked of a GitOps applier (docs/two-way.md), by reason (ForeignCommit, CatchUp) and outcome (success, failure)."},
+			Help: "Applies asked of a GitOps applier (docs/two-way.md), by reason (ForeignCommit, CatchUp, Repair, Refusal) and outcome (success, failure)."},
 			[]string{"reason", "outcome"}),
 		applyEchoes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "apply_echoes_total",
 			Help: "Writes of a GitOps applier seen by the watch (docs/two-way.md): not_mirrored (inside its apply window: the apply landing, which Git holds), withheld (it overwrote an edit made during the apply: a Repair follows), late (outside any window)."},

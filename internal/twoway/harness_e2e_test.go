@@ -215,6 +215,13 @@ func (l *loop) pushForeign(change testenv.ForeignChange) (string, error) {
 // Flux wrote it between the read and the update (as kubectl edit would).
 func (l *loop) setValue(name, v string) {
 	l.t.Helper()
+	if err := l.trySetValue(name, v); err != nil {
+		l.t.Fatal(err)
+	}
+}
+
+// trySetValue is setValue returning its error, for goroutines other than the test's.
+func (l *loop) trySetValue(name, v string) error {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cm := &corev1.ConfigMap{}
 		if err := l.cp.Client.Get(l.ctx(), client.ObjectKey{Namespace: l.ns, Name: name}, cm); err != nil {
@@ -224,8 +231,9 @@ func (l *loop) setValue(name, v string) {
 		return l.cp.Client.Update(l.ctx(), cm)
 	})
 	if err != nil {
-		l.t.Fatalf("set %s to %s: %v", name, v, err)
+		return fmt.Errorf("set %s to %s: %w", name, v, err)
 	}
+	return nil
 }
 
 // forceResync edits the WatchRule's selector (it still selects everything): the subscription

@@ -69,7 +69,10 @@ func TestInterleavedAPIEditsAndGitSidePushesConverge(t *testing.T) {
 	wg.Go(func() {
 		for r := 0; r < raceRounds/2; r++ {
 			name, v := apiName(apiRng.IntN(raceObjects)), "api-"+strconv.Itoa(r)
-			l.setValue(name, v)
+			if err := l.trySetValue(name, v); err != nil {
+				t.Error(err)
+				return
+			}
 			set(name, v)
 			time.Sleep(time.Duration(apiRng.IntN(400)) * time.Millisecond) // the load's pace, not a wait
 		}

@@ -273,7 +273,9 @@ func (s *branchState) applied(r applyResult, now time.Time) {
 		return
 	}
 	s.cfg.Metrics.ApplyRequest(string(r.reason), "success")
-	s.cfg.Metrics.ChangeApplied(string(r.reason), now.Sub(a.sentDueAt))
+	if !a.sentDueAt.IsZero() { // zero when the target was set again while the apply was out
+		s.cfg.Metrics.ChangeApplied(string(r.reason), now.Sub(a.sentDueAt))
+	}
 	a.applied, a.lastErr, a.wait, a.retryAt = r.revision, "", wait.Backoff{}, time.Time{}
 	ts.caughtUp(a.sentAt)
 }

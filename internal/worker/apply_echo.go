@@ -29,13 +29,14 @@ type applyWindow struct {
 	edited map[layout.Identity]bool
 }
 
-// next is the window of a new apply of commit. A window still open is carried over: a late
-// write of its apply is still the applier's (judged against every commit from the earliest
-// asked for), and the edits recorded in it still count.
+// next is the window of a new apply of commit. A window still open (its apply answered
+// within applyGrace) is carried over: a late write of its apply is still the applier's
+// (judged against every commit from the one it asked for), and the edits recorded in it
+// still count.
 func (w *applyWindow) next(commit string, now time.Time) *applyWindow {
 	nw := &applyWindow{commit: commit, from: commit, edited: map[layout.Identity]bool{}}
 	if w.open(now) {
-		nw.from = w.from
+		nw.from = w.commit
 		maps.Copy(nw.edited, w.edited)
 	}
 	return nw
@@ -89,6 +90,7 @@ func (s *branchState) echo(ev Event, now time.Time) bool {
 		return false
 	case w.edited[ev.ID] && !s.newestIs(ts, ev):
 		s.cfg.Metrics.ApplyEcho("withheld")
+		delete(w.edited, ev.ID) // the repair answers for the edit; the applier's later writes land it
 		s.count(outcomeSuperseded, ev.changes) // by the repair, which writes the edit back
 		ts.markApply(applyRepair, now)
 		s.cfg.Log.Info("the applier overwrote an edit made during its apply; withheld, and the edit is applied again", "target", ev.Target, "object", ev.ID.String())
@@ -117,9 +119,19 @@ func (s *branchState) applierWrote(ts *targetState, w *applyWindow, ev Event) bo
 	if f.index == nil {
 		return false
 	}
+	if _, ok := f.index.Lookup(ev.ID); !ok && !f.kustomized {
+		// Git no longer holds the object at the tip (a Git-side push removed it after the
+		// commit applied): only the applier writes an object Git does not hold at the same
+		// second as another writer; mirroring it would write the removed document back.
+		// (A kustomized folder's index holds its source documents, not what it renders.)
+		return true
+	}
 	commits, err := s.repo.FirstParents(s.localTip, w.from, maxAppliedCandidates)
-	if err != nil || len(commits) == 0 || commits[len(commits)-1] != w.from {
-		commits = []string{w.commit} // not on the tip's line (cannot happen without a rewrite)
+	if err != nil {
+		s.cfg.Log.Info("could not read the commits an apply may have applied; judging the write by the commit asked for", "error", err.Error())
+	}
+	if !slices.Contains(commits, w.commit) {
+		commits = append(commits, w.commit) // past the bound of the walk
 	}
 	for _, commit := range commits {
 		if s.documentAt(ts, commit, ev) {

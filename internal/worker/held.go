@@ -351,23 +351,16 @@ func (ts *targetState) clearBoundary() {
 }
 
 // keepRefused records the changes of objects the render refused, replacing what the target
-// kept for them before (superseded). A target with onRefusal: Reapply keeps none: the
-// applier is asked to put Git's state back on the cluster (a Refusal apply), which
-// supersedes them (docs/two-way.md).
+// kept for them before (superseded). A target with onRefusal: Reapply keeps none of an
+// object Git holds: the applier is asked to put Git's state back on the cluster (a Refusal
+// apply), which supersedes them (docs/two-way.md). A refused create (Git has no document
+// to put back) is kept as under Ignore.
 func (s *branchState) keepRefused(ts *targetState, changes []refusedChange) {
 	if len(changes) == 0 {
 		return
 	}
 	if ts.cfg.Reapply && ts.cfg.Apply != nil {
-		for _, c := range changes {
-			s.forgetKept(ts, c.ev.ID)
-			s.count(outcomeSuperseded, c.ev.changes)
-			// A refused delete is undone by the reapply (the applier creates the object
-			// again): the journal must not write it through a later worker.
-			s.cfg.Journal.forget(ts.cfg.Name, c.ev.ID, c.ev.seq)
-		}
-		ts.markApply(applyRefusal, time.Now())
-		return
+		changes = s.reapplyRefused(ts, changes)
 	}
 	if ts.retry == nil {
 		ts.retry = map[layout.Identity]refusedChange{}
@@ -384,6 +377,29 @@ func (s *branchState) keepRefused(ts *targetState, changes []refusedChange) {
 			s.count(outcomeSuperseded, c.ev.changes)
 		}
 	}
+}
+
+// reapplyRefused supersedes the refused changes of objects Git holds with a Refusal apply,
+// and returns the others (creates) to be kept.
+func (s *branchState) reapplyRefused(ts *targetState, changes []refusedChange) []refusedChange {
+	var creates []refusedChange
+	reapply := false
+	for _, c := range changes {
+		if ts.folder.render(c.ev.ID) == nil { // outside a plan too: taken as a create, kept
+			creates = append(creates, c)
+			continue
+		}
+		s.forgetKept(ts, c.ev.ID)
+		s.count(outcomeSuperseded, c.ev.changes)
+		// A refused delete is undone by the reapply (the applier creates the object
+		// again): the journal must not write it through a later worker.
+		s.cfg.Journal.forget(ts.cfg.Name, c.ev.ID, c.ev.seq)
+		reapply = true
+	}
+	if reapply {
+		ts.markApply(applyRefusal, time.Now())
+	}
+	return creates
 }
 
 // forgetRefused drops the kept changes of the objects the batch changes again: its own

@@ -15,7 +15,10 @@ import (
 // Worker is the handle of one branch worker. Its methods send messages to the loop.
 type Worker struct {
 	inbox chan any
-	done  chan struct{}
+	// stopping is closed when the loop stops taking messages in (before its last drain),
+	// done once it has stopped.
+	stopping chan struct{}
+	done     chan struct{}
 	state *branchState // touched only by run
 	// journal stamps what is handed over and records deletes (Config.Journal); log is
 	// cfg.Log, for the callers' goroutines.
@@ -78,8 +81,9 @@ func New(cfg Config) (*Worker, error) {
 		id:      id,
 		journal: cfg.Journal,
 		log:     cfg.Log,
-		inbox:   make(chan any, 1024),
-		done:    make(chan struct{}),
+		inbox:    make(chan any, 1024),
+		stopping: make(chan struct{}),
+		done:     make(chan struct{}),
 		state: &branchState{cfg: cfg, repo: repo, messages: msgs, signer: signer, targets: map[string]*targetState{}, reported: map[string]reportedState{},
 			branchLabel: branchLabel(cfg), applyResults: make(chan applyResult, 16), worker: id},
 	}, nil
@@ -98,19 +102,28 @@ func Start(ctx context.Context, cfg Config) (*Worker, error) {
 // Done is closed when the loop has stopped.
 func (w *Worker) Done() <-chan struct{} { return w.done }
 
+// send puts m in the inbox. A message that entered the inbox after the loop began its last
+// drain may never be handled: the caller is told the worker stopped (and may hand it to the
+// next worker); one that entered before is drained, so a message both drained and reported
+// stopped is possible, and harmless (a stopped worker releases what it receives).
 func (w *Worker) send(ctx context.Context, m any) error {
 	select {
-	case <-w.done:
+	case <-w.stopping:
 		return ErrStopped
 	default:
 	}
 	select {
 	case w.inbox <- m:
-		return nil
-	case <-w.done:
+	case <-w.stopping:
 		return ErrStopped
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+	select {
+	case <-w.stopping:
+		return ErrStopped
+	default:
+		return nil
 	}
 }
 
@@ -212,6 +225,7 @@ func (w *Worker) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			s.shutdown()
+			close(w.stopping)
 			w.drain()
 			return
 		case m := <-w.inbox:

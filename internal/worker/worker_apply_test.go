@@ -266,8 +266,7 @@ func TestAGitSidePushClosesTheTargetsWindowForItsApply(t *testing.T) {
 }
 
 // The time from a Git-side push to the applier's answer that applied it is observed, by
-// reason, once per successful apply; a failed apply observes nothing and its retry is
-// measured from the push.
+// reason, once per successful apply, and not before the answer.
 func TestTheTimeFromAChangeToItsApplyIsObserved(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m, err := metrics.New(reg)
