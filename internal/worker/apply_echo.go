@@ -90,7 +90,7 @@ func (s *branchState) echo(ev Event, now time.Time) bool {
 		return false
 	case w.edited[ev.ID] && !s.newestIs(ts, ev):
 		s.cfg.Metrics.ApplyEcho("withheld")
-		delete(w.edited, ev.ID) // the repair answers for the edit; the applier's later writes land it
+		delete(w.edited, ev.ID)                // the repair answers for the edit; the applier's later writes land it
 		s.count(outcomeSuperseded, ev.changes) // by the repair, which writes the edit back
 		ts.markApply(applyRepair, now)
 		s.cfg.Log.Info("the applier overwrote an edit made during its apply; withheld, and the edit is applied again", "target", ev.Target, "object", ev.ID.String())

@@ -19,7 +19,7 @@ type Worker struct {
 	// done once it has stopped.
 	stopping chan struct{}
 	done     chan struct{}
-	state *branchState // touched only by run
+	state    *branchState // touched only by run
 	// journal stamps what is handed over and records deletes (Config.Journal); log is
 	// cfg.Log, for the callers' goroutines.
 	journal *Journal
@@ -78,9 +78,9 @@ func New(cfg Config) (*Worker, error) {
 	repo.LimitFileSize(cfg.MaxFileBytes)
 	id := cfg.Journal.newWorker()
 	return &Worker{
-		id:      id,
-		journal: cfg.Journal,
-		log:     cfg.Log,
+		id:       id,
+		journal:  cfg.Journal,
+		log:      cfg.Log,
 		inbox:    make(chan any, 1024),
 		stopping: make(chan struct{}),
 		done:     make(chan struct{}),
