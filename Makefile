@@ -66,13 +66,11 @@ e2e: ## Tests against a real kube-apiserver and etcd (and the Git servers, and F
 	assets=$$($(CONTROL_PLANE)); flux=$$($(FLUX)); KUBEBUILDER_ASSETS="$$assets" FLUX_BIN="$$flux" $(GO) test -tags e2e -count=1 -timeout 40m ./...
 
 # The write path under stress and -race (internal/stress): 8 GitTargets on 2 branches, 5,000
-# changes, rotations, refused pushes and a forced 410; about a minute and a half on two cores.
-# Not part of `test` while it still fails now and then (docs/testing.md#the-stress-test): a
-# failing test would block every landing.
+# changes, rotations, refused pushes and a forced 410; one to two minutes on two cores.
 stress: ## The stress test of the write path, under -race.
 	assets=$$($(CONTROL_PLANE)); KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -tags stress -count=1 -timeout 20m ./internal/stress/
 
-test: lint verify-generated e2e ## Every test: generated files, lint, unit and e2e (make stress: see docs/testing.md).
+test: lint verify-generated e2e stress ## Every test: generated files, lint, unit, e2e and the stress test.
 
 bench: build ## Benchmarks of speed and memory: the end-to-end run of BENCH.md (BENCH_FLAGS=-quick for a short one), then bench-micro and bench-twoway.
 	$(GO) build -o $(BIN_DIR)/bench ./bench
