@@ -3,6 +3,7 @@ package route
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/watch"
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
@@ -70,11 +71,13 @@ func (s *sink) Snapshot(ctx context.Context, res watch.Resource, objects []watch
 func (s *sink) snapshots(res watch.Resource, objects []watch.Object) []worker.Snapshot {
 	byScope := make(map[string]*worker.Snapshot, len(s.sub.Scopes))
 	snaps := make([]worker.Snapshot, len(s.sub.Scopes))
+	takenAt := time.Now()
 	for i, ns := range s.sub.Scopes {
 		snaps[i] = worker.Snapshot{
-			Target: s.target,
-			Scope:  worker.Scope{Group: res.GVR.Group, Kind: res.Kind, Namespace: ns},
-			Type:   res.TypeInfo(),
+			Target:  s.target,
+			Scope:   worker.Scope{Group: res.GVR.Group, Kind: res.Kind, Namespace: ns},
+			Type:    res.TypeInfo(),
+			TakenAt: takenAt,
 		}
 		byScope[ns] = &snaps[i]
 	}

@@ -76,6 +76,9 @@ type applyState struct {
 	// the apply in flight was asked.
 	gitAheadSince time.Time
 	sentAt        time.Time
+	// lastAhead is the last span during which Git was ahead, once an apply answered for it:
+	// a snapshot taken in it is stale when it arrives later.
+	lastAhead aheadSpan
 	// discarded counts the target's snapshots discarded for being taken while Git was
 	// ahead; lastDiscard is when the last one was.
 	discarded   int
@@ -277,7 +280,7 @@ func (s *branchState) applied(r applyResult, now time.Time) {
 		s.cfg.Metrics.ChangeApplied(string(r.reason), now.Sub(a.sentDueAt))
 	}
 	a.applied, a.lastErr, a.wait, a.retryAt = r.revision, "", wait.Backoff{}, time.Time{}
-	ts.caughtUp(a.sentAt)
+	ts.caughtUp(a.sentAt, now)
 }
 
 // adopt makes an apply due for a triggered target whose pushed write created documents: the

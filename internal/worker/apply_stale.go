@@ -14,21 +14,30 @@ const staleBound = 5 * time.Minute
 // reconciler turns into renewed subscriptions, once per discard number). A target's first snapshot is never
 // discarded: it is what a catch-up waits for.
 
-// staleSnapshot reports whether a snapshot of the target arriving now is discarded, and
-// notes that a new one is wanted.
-func (s *branchState) staleSnapshot(target string, now time.Time) bool {
+// staleSnapshot reports whether a snapshot of the target taken at takenAt (zero: unknown)
+// and arriving now is discarded, and notes that a new one is wanted. It is while Git is
+// ahead; and when it was taken while Git was ahead, although the apply answered since (it
+// waited in the router, gathered with others, across the apply).
+func (s *branchState) staleSnapshot(target string, takenAt, now time.Time) bool {
 	ts := s.targets[target]
 	if ts == nil || ts.cfg.Apply == nil || !ts.apply.snapshotPlanned {
 		return false
 	}
 	a := &ts.apply
-	if a.gitAheadSince.IsZero() || now.Sub(a.gitAheadSince) > staleBound {
+	ahead := !a.gitAheadSince.IsZero() && now.Sub(a.gitAheadSince) <= staleBound
+	takenAhead := !takenAt.IsZero() && !a.lastAhead.from.IsZero() &&
+		!takenAt.Before(a.lastAhead.from) && takenAt.Before(a.lastAhead.until)
+	if !ahead && !takenAhead {
 		return false
 	}
 	a.discarded++
 	a.lastDiscard = now
 	return true
 }
+
+// aheadSpan is a time during which Git was ahead of the cluster: from a Git-side push
+// found until the apply asked after it answered.
+type aheadSpan struct{ from, until time.Time }
 
 // gitAhead notes that a Git-side push changed the target's folder.
 func (ts *targetState) gitAhead(now time.Time) {
@@ -39,8 +48,9 @@ func (ts *targetState) gitAhead(now time.Time) {
 
 // caughtUp notes an apply that answered for a commit asked for after Git got ahead: the
 // cluster holds what Git does again.
-func (ts *targetState) caughtUp(askedAt time.Time) {
+func (ts *targetState) caughtUp(askedAt, now time.Time) {
 	if !ts.apply.gitAheadSince.IsZero() && !askedAt.Before(ts.apply.gitAheadSince) {
+		ts.apply.lastAhead = aheadSpan{from: ts.apply.gitAheadSince, until: now}
 		ts.apply.gitAheadSince = time.Time{}
 	}
 }

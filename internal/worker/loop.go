@@ -28,7 +28,7 @@ func (s *branchState) handle(m any, now time.Time) {
 			b.snapshots = append(b.snapshots, &m.snaps[i])
 		}
 		s.count(outcomeReceived, b.changes())
-		if s.staleSnapshot(m.target, now) {
+		if s.staleSnapshot(m.target, takenAt(m.snaps), now) {
 			s.cfg.Metrics.StaleSnapshot("discarded")
 			s.count(outcomeSuperseded, b.changes()) // by the snapshot asked for after the apply
 			return
@@ -44,6 +44,20 @@ func (s *branchState) handle(m any, now time.Time) {
 	case probeMsg:
 		m.reply <- s.window == nil && !s.waitingToPlan()
 	}
+}
+
+// takenAt is the earliest time the snapshots were taken, zero when one is unknown.
+func takenAt(snaps []Snapshot) time.Time {
+	var at time.Time
+	for i, snap := range snaps {
+		if snap.TakenAt.IsZero() {
+			return time.Time{}
+		}
+		if i == 0 || snap.TakenAt.Before(at) {
+			at = snap.TakenAt
+		}
+	}
+	return at
 }
 
 func (s *branchState) addEvent(ev Event, now time.Time) {

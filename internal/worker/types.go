@@ -78,6 +78,10 @@ type Snapshot struct {
 	Scope   Scope
 	Type    layout.TypeInfo
 	Objects []SnapshotObject
+	// TakenAt is when the listing reached the router (zero: unknown). A snapshot taken while
+	// Git was ahead of the cluster is stale even when it arrives after the apply
+	// (apply_stale.go).
+	TakenAt time.Time
 
 	// seq orders the snapshot with the journal's deletes (journal.go).
 	seq uint64

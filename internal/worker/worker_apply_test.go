@@ -362,3 +362,39 @@ func TestAnOverwriteFromANewerCommitThanAskedIsWithheldToo(t *testing.T) {
 		t.Fatalf("the applier's overwrite was mirrored as an edit: %q", got)
 	}
 }
+
+// A snapshot taken while Git was ahead, that reaches the worker only after the apply
+// answered (it waited in the router), is stale all the same: discarded, and asked for again.
+func TestASnapshotTakenWhileGitWasAheadIsDiscardedWhenItArrivesAfterTheApply(t *testing.T) {
+	applier := &applyLog{}
+	r := triggeredRig(t, applier)
+	r.settled()
+	applier.hold()
+	pushTo(t, r, "first", "from-git")
+	r.waitStatus("Git ahead, its apply in flight", func(st Status) bool {
+		a := st.Applies["team/live"]
+		return a.GitAhead && a.InFlight != ""
+	})
+	taken := teamASnapshot(listed("first", "1")) // the cluster before the apply
+	taken.TakenAt = time.Now()
+	close(applier.release)
+	r.waitStatus("the apply answered", func(st Status) bool { return !st.Applies["team/live"].GitAhead })
+	if err := r.worker.Resync(r.ctx(), taken); err != nil {
+		t.Fatal(err)
+	}
+	r.waitStatus("the late snapshot discarded and asked for again", func(st Status) bool {
+		a := st.Applies["team/live"]
+		return a.Discarded == 1 && a.Resnapshot != 0
+	})
+	r.settled()
+	if got := r.file(cmPath("team-a", "first")); got != string(configMap("team-a", "first", "from-git")) {
+		t.Fatalf("the late snapshot reverted the push: %q", got)
+	}
+	// One taken after the apply is written as usual.
+	fresh := teamASnapshot(listed("first", "from-git"), listed("second", "1"))
+	fresh.TakenAt = time.Now()
+	if err := r.worker.Resync(r.ctx(), fresh); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("the fresh snapshot written", func() bool { return r.hasFile(cmPath("team-a", "second")) })
+}
