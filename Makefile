@@ -22,8 +22,10 @@ CONTROL_PLANE := bash hack/tools/control-plane.sh
 # Flux's source-controller and kustomize-controller for the two-way tests (docs/two-way.md),
 # built the same way by the repository's own script: about 12-16 minutes cold, cached after.
 FLUX := bash hack/tools/flux.sh
+# Argo CD's multi-call binary (and redis-server) for the two-way tests with Argo CD, the same way.
+ARGOCD := bash hack/tools/argocd.sh
 
-.PHONY: all build generate verify-generated chart-crds image test unit e2e stress bench bench-micro bench-twoway lint quickstart clean control-plane flux
+.PHONY: all build generate verify-generated chart-crds image test unit e2e stress bench bench-micro bench-twoway lint quickstart clean control-plane flux argocd
 
 all: build
 
@@ -58,6 +60,9 @@ control-plane: ## Build (or find) the test control plane and print its directory
 
 flux: ## Build (or find) Flux's controllers for the two-way tests and print their directory.
 	@$(FLUX)
+
+argocd: ## Build (or find) Argo CD's binary (and install redis-server) for the two-way tests and print its directory.
+	@$(ARGOCD)
 
 unit: ## Fast tests: no control plane needed.
 	$(GO) test ./...
