@@ -140,18 +140,27 @@ func pushTo(t *testing.T, r *rig, name, value string) string {
 	return tip
 }
 
+// pushWhileApplyHeld holds the applier's answers, pushes a Git-side commit of one document
+// into the target's folder and waits until the worker sees Git ahead and the push's apply is
+// in flight.
+func pushWhileApplyHeld(t *testing.T, r *rig, applier *applyLog, name, value string) string {
+	t.Helper()
+	applier.hold()
+	tip := pushTo(t, r, name, value)
+	r.waitStatus("Git ahead, the push's apply in flight", func(st Status) bool {
+		a := st.Applies["team/live"]
+		return a.GitAhead && a.InFlight != ""
+	})
+	return tip
+}
+
 // A snapshot taken while a Git-side push waits for its apply is discarded (it would write
 // the pushed object back as it was), and asked for again once the apply answered.
 func TestASnapshotTakenWhileGitIsAheadIsDiscardedAndAskedAgain(t *testing.T) {
 	applier := &applyLog{}
 	r := triggeredRig(t, applier)
 	r.settled()
-	applier.hold()
-	pushTo(t, r, "first", "from-git")
-	r.waitStatus("Git ahead, its apply in flight", func(st Status) bool {
-		a := st.Applies["team/live"]
-		return a.GitAhead && a.InFlight != ""
-	})
+	pushWhileApplyHeld(t, r, applier, "first", "from-git")
 	if err := r.worker.Resync(r.ctx(), teamASnapshot(listed("first", "1"))); err != nil {
 		t.Fatal(err)
 	}
@@ -175,9 +184,7 @@ func TestAnApplierOverwriteOfAnEditIsWithheldAndRepaired(t *testing.T) {
 	applier := &applyLog{}
 	r := triggeredRig(t, applier)
 	r.settled()
-	applier.hold()
-	pushTo(t, r, "other", "1")
-	r.waitStatus("the push's apply in flight", func(st Status) bool { return st.Applies["team/live"].InFlight != "" })
+	pushWhileApplyHeld(t, r, applier, "other", "1")
 
 	edit := upsert("alice", "team-a", "first", "edited")
 	edit.Managers = []string{"kubectl-edit"}
@@ -210,9 +217,7 @@ func TestTheApplierLandingItsApplyDoesNotUndoAGitSideDelete(t *testing.T) {
 	applier := &applyLog{}
 	r := triggeredRig(t, applier)
 	r.settled()
-	applier.hold()
-	pushTo(t, r, "other", "1")
-	r.waitStatus("the push's apply in flight", func(st Status) bool { return st.Applies["team/live"].InFlight != "" })
+	pushWhileApplyHeld(t, r, applier, "other", "1")
 	deleted, err := r.server.PushForeign(repoName, "main", testenv.ForeignChange{Delete: []string{cmPath("team-a", "first")}})
 	if err != nil {
 		t.Fatal(err)
@@ -284,10 +289,8 @@ func TestTheTimeFromAChangeToItsApplyIsObserved(t *testing.T) {
 	if n := histogramCount(t, reg, "gitops_reverser_change_to_applied_seconds", "reason", "CatchUp"); n != 1 {
 		t.Fatalf("%d catch-up observations, want 1", n)
 	}
-	applier.hold()
 	pushed := time.Now()
-	pushTo(t, r, "first", "from-git")
-	r.waitStatus("the push's apply in flight", func(st Status) bool { return st.Applies["team/live"].InFlight != "" })
+	pushWhileApplyHeld(t, r, applier, "first", "from-git")
 	if n := histogramCount(t, reg, "gitops_reverser_change_to_applied_seconds", "reason", "ForeignCommit"); n != 0 {
 		t.Fatalf("%d observations before the apply answered, want 0", n)
 	}
@@ -309,92 +312,6 @@ func histogramCount(t *testing.T, reg *prometheus.Registry, family, label, value
 // histogramOf reads the sum and the sample count of the histogram family{label="value"}.
 func histogramOf(t *testing.T, reg *prometheus.Registry, family, label, value string) (float64, uint64) {
 	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != family {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == label && l.GetValue() == value {
-					return m.GetHistogram().GetSampleSum(), m.GetHistogram().GetSampleCount()
-				}
-			}
-		}
-	}
-	return 0, 0
-}
-
-// The applier may apply a newer commit than the one asked for (the branch moved on before
-// it fetched). Its overwrite of an edit, sharing the second with the edit's writer, is still
-// recognised as its write by the document of that newer commit: withheld and repaired, not
-// mirrored as an edit (the randomized race lost an API edit this way).
-func TestAnOverwriteFromANewerCommitThanAskedIsWithheldToo(t *testing.T) {
-	applier := &applyLog{}
-	r := triggeredRig(t, applier)
-	r.settled()
-	applier.hold()
-	pushTo(t, r, "other", "1")
-	r.waitStatus("the push's apply in flight", func(st Status) bool { return st.Applies["team/live"].InFlight != "" })
-	newer := pushTo(t, r, "first", "from-git")
-	r.waitStatus("the newer push fetched", func(st Status) bool { return st.RemoteTip == newer })
-
-	edit := upsert("alice", "team-a", "first", "edited")
-	edit.Managers = []string{"kubectl-edit"}
-	r.submit(edit)
-	r.waitFor("the edit in Git", func() bool {
-		return r.file(cmPath("team-a", "first")) == string(configMap("team-a", "first", "edited"))
-	})
-	overwrite := upsert("flux", "team-a", "first", "from-git") // the newer commit's document
-	overwrite.Managers = []string{"kubectl-edit", "kustomize-controller"}
-	r.submit(overwrite)
-	close(applier.release)
-	r.waitFor("a repair apply of the commit holding the edit", func() bool {
-		c := applier.commits()
-		st, err := r.worker.Status(r.ctx())
-		return err == nil && len(c) >= 3 && c[len(c)-1] == st.RemoteTip
-	})
-	r.settled()
-	if got := r.file(cmPath("team-a", "first")); got != string(configMap("team-a", "first", "edited")) {
-		t.Fatalf("the applier's overwrite was mirrored as an edit: %q", got)
-	}
-}
-
-// A snapshot taken while Git was ahead, that reaches the worker only after the apply
-// answered (it waited in the router), is stale all the same: discarded, and asked for again.
-func TestASnapshotTakenWhileGitWasAheadIsDiscardedWhenItArrivesAfterTheApply(t *testing.T) {
-	applier := &applyLog{}
-	r := triggeredRig(t, applier)
-	r.settled()
-	applier.hold()
-	pushTo(t, r, "first", "from-git")
-	r.waitStatus("Git ahead, its apply in flight", func(st Status) bool {
-		a := st.Applies["team/live"]
-		return a.GitAhead && a.InFlight != ""
-	})
-	taken := teamASnapshot(listed("first", "1")) // the cluster before the apply
-	taken.TakenAt = time.Now()
-	close(applier.release)
-	r.waitStatus("the apply answered", func(st Status) bool { return !st.Applies["team/live"].GitAhead })
-	if err := r.worker.Resync(r.ctx(), taken); err != nil {
-		t.Fatal(err)
-	}
-	r.waitStatus("the late snapshot discarded and asked for again", func(st Status) bool {
-		a := st.Applies["team/live"]
-		return a.Discarded == 1 && a.Resnapshot != 0
-	})
-	r.settled()
-	if got := r.file(cmPath("team-a", "first")); got != string(configMap("team-a", "first", "from-git")) {
-		t.Fatalf("the late snapshot reverted the push: %q", got)
-	}
-	// One taken after the apply is written as usual.
-	fresh := teamASnapshot(listed("first", "from-git"), listed("second", "1"))
-	fresh.TakenAt = time.Now()
-	if err := r.worker.Resync(r.ctx(), fresh); err != nil {
-		t.Fatal(err)
-	}
-	r.waitFor("the fresh snapshot written", func() bool { return r.hasFile(cmPath("team-a", "second")) })
+	m := metricOf(t, reg, family, label, value)
+	return m.GetHistogram().GetSampleSum(), m.GetHistogram().GetSampleCount()
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
 	"github.com/gitops-reverser/gitops-reverser/internal/metrics"
@@ -95,6 +96,12 @@ func changesTotal(t *testing.T, reg *prometheus.Registry, outcome string) float6
 // counterValue reads the counter family{label="value"} from reg, 0 when absent.
 func counterValue(t *testing.T, reg *prometheus.Registry, family, label, value string) float64 {
 	t.Helper()
+	return metricOf(t, reg, family, label, value).GetCounter().GetValue()
+}
+
+// metricOf returns the series family{label="value"} of reg, nil (reading as zero) when absent.
+func metricOf(t *testing.T, reg *prometheus.Registry, family, label, value string) *dto.Metric {
+	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -106,10 +113,10 @@ func counterValue(t *testing.T, reg *prometheus.Registry, family, label, value s
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
 				if l.GetName() == label && l.GetValue() == value {
-					return m.GetCounter().GetValue()
+					return m
 				}
 			}
 		}
 	}
-	return 0
+	return nil
 }
