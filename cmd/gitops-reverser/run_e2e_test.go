@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -17,17 +16,6 @@ import (
 
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
-
-// freePort returns a loopback address that nothing listens on right now.
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
 
 func buildBinary(t *testing.T) string {
 	t.Helper()
@@ -58,7 +46,7 @@ func TestRunServesProbesLogsJSONAndStopsOnSIGTERM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	probe := freePort(t)
+	probe := testenv.LoopbackAddress(t)
 	cmd := exec.Command(buildBinary(t), "run", "--kubeconfig", kubeconfig,
 		"--health-probe-bind-address", probe, "--metrics-bind-address", "127.0.0.1:0", "--leader-elect",
 		"--leader-election-namespace", "default")

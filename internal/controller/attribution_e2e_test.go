@@ -29,7 +29,7 @@ import (
 // with attribution on.
 func audited(t *testing.T) (*testenv.ControlPlane, *repo, string) {
 	t.Helper()
-	addr, metricsAddr := freeAddress(t), freeAddress(t)
+	addr, metricsAddr := testenv.LoopbackAddress(t), testenv.LoopbackAddress(t)
 	own := auditedControlPlane(t, addr)
 	r := newRepo(t)
 	startOperatorWith(t, own.Config, t.TempDir(), func(o *operator.Options) {
@@ -164,7 +164,7 @@ func TestEveryCommitIsAuthoredByWhoMadeTheChangeWithItsAuditTrailer(t *testing.T
 }
 
 func TestAnUnreachableWebhookStillLandsCommitsAuthoredUnknown(t *testing.T) {
-	hookAddr, opAddr := freeAddress(t), freeAddress(t)
+	hookAddr, opAddr := testenv.LoopbackAddress(t), testenv.LoopbackAddress(t)
 	// kube-apiserver sends to a port nobody serves; the operator listens elsewhere.
 	own := auditedControlPlane(t, hookAddr)
 	r := newRepo(t)

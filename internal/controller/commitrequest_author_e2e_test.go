@@ -14,12 +14,13 @@ import (
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
 	"github.com/gitops-reverser/gitops-reverser/internal/controller"
 	"github.com/gitops-reverser/gitops-reverser/internal/operator"
+	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
 
 // With attribution on but no audit event in time, the commit a CommitRequest saves is
 // authored "unknown": AuthorAttributed must say so, not claim a Kubernetes author.
 func TestACommitRequestOfAnUnattributedChangeReportsItsAuthorUnresolved(t *testing.T) {
-	hookAddr, opAddr := freeAddress(t), freeAddress(t)
+	hookAddr, opAddr := testenv.LoopbackAddress(t), testenv.LoopbackAddress(t)
 	own := auditedControlPlane(t, hookAddr) // kube-apiserver posts to a port nobody serves
 	r := newRepo(t)
 	startOperatorWith(t, own.Config, t.TempDir(), func(o *operator.Options) {

@@ -32,7 +32,7 @@ import (
 // is authored by who really made the change, as kube-apiserver (the allowed name) reports.
 func TestAForgedAuditEventFromAnotherCertificateNameAuthorsNoCommit(t *testing.T) {
 	serverCA, clientCA := testenv.NewCA(t, "audit-server-ca"), testenv.NewCA(t, "cluster-ca")
-	addr, metricsAddr := freeAddress(t), freeAddress(t)
+	addr, metricsAddr := testenv.LoopbackAddress(t), testenv.LoopbackAddress(t)
 	apiCert, apiKey := clientCA.Issue(t, "kube-apiserver", false)
 	hook := testenv.WebhookKubeconfig("https://"+addr+"/audit-webhook", string(serverCA.PEM), string(apiCert), string(apiKey))
 	serverCert, serverKey := serverCA.Issue(t, "gitops-reverser-audit", true)

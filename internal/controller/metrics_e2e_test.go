@@ -4,7 +4,6 @@ package controller_test
 
 import (
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -17,10 +16,11 @@ import (
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
 	"github.com/gitops-reverser/gitops-reverser/internal/operator"
+	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
 
 func TestMetricsCountAMirroredChangeAndEventsTellTheFirstPush(t *testing.T) {
-	metricsAddr, probeAddr := freeAddress(t), freeAddress(t)
+	metricsAddr, probeAddr := testenv.LoopbackAddress(t), testenv.LoopbackAddress(t)
 	ns := newNamespace(t, nil)
 	r := newRepo(t)
 	startOperatorWith(t, cp.Config, t.TempDir(), func(o *operator.Options) {
@@ -62,16 +62,6 @@ func TestMetricsCountAMirroredChangeAndEventsTellTheFirstPush(t *testing.T) {
 		}
 		return false
 	})
-}
-
-func freeAddress(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // get returns the body of a 200 answer, or "".

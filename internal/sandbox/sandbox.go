@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/loopback"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/sandbox/servers"
 )
@@ -149,7 +150,7 @@ func (s *Sandbox) startOperator(ctx context.Context, binary string, timeout time
 	if timeout == 0 {
 		timeout = 2 * time.Minute
 	}
-	probe, err := freeLoopbackAddress()
+	probe, err := loopback.Address()
 	if err != nil {
 		return err
 	}
@@ -299,15 +300,6 @@ func LogTail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return "  " + strings.Join(lines, "\n  ")
-}
-
-func freeLoopbackAddress() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("pick a free port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 func randomHex(n int) (string, error) {

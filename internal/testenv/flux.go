@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/loopback"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -114,13 +115,13 @@ func StartFlux(t testing.TB, cp *ControlPlane) *Flux {
 		t.Fatal(err)
 	}
 	// Every listener on its own loopback port: the controllers' defaults collide.
-	storage := freeLoopback(t)
+	storage := LoopbackAddress(t)
 	f := &Flux{}
-	f.start(t, bin, "source-controller", kubeconfig, freeLoopback(t), "--storage-path="+storageDir,
+	f.start(t, bin, "source-controller", kubeconfig, LoopbackAddress(t), "--storage-path="+storageDir,
 		"--storage-addr="+storage, "--storage-adv-addr="+storage,
-		"--metrics-addr="+freeLoopback(t), "--enable-leader-election=false", "--log-encoding=console")
-	f.start(t, bin, "kustomize-controller", kubeconfig, freeLoopback(t),
-		"--metrics-addr="+freeLoopback(t), "--enable-leader-election=false", "--log-encoding=console")
+		"--metrics-addr="+LoopbackAddress(t), "--enable-leader-election=false", "--log-encoding=console")
+	f.start(t, bin, "kustomize-controller", kubeconfig, LoopbackAddress(t),
+		"--metrics-addr="+LoopbackAddress(t), "--enable-leader-election=false", "--log-encoding=console")
 	for _, p := range f.procs {
 		p.waitHealthy(t)
 	}
@@ -211,13 +212,13 @@ func (f *Flux) Running() error {
 	return nil
 }
 
-// freeLoopback returns a loopback address with a port free when it was asked for.
-func freeLoopback(t testing.TB) string {
+// LoopbackAddress returns a loopback address reserved for this test process (see package
+// loopback): a server started with it later does not collide with another's.
+func LoopbackAddress(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := loopback.Address()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
