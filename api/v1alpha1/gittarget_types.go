@@ -39,8 +39,8 @@ const (
 // ApplyTriggerReference names the trigger, in the GitTarget's namespace, through which the
 // operator asks a GitOps applier to apply the branch (docs/two-way.md).
 type ApplyTriggerReference struct {
-	// Kind of the trigger.
-	// +kubebuilder:validation:Enum=FluxTrigger
+	// Kind of the trigger: FluxTrigger or ArgoCDTrigger.
+	// +kubebuilder:validation:Enum=FluxTrigger;ArgoCDTrigger
 	Kind string `json:"kind"`
 
 	// Name of the trigger.
@@ -99,7 +99,7 @@ type GitTargetSpec struct {
 	// +optional
 	Placement *PlacementSpec `json:"placement,omitempty"`
 
-	// ApplyTriggerRef names the trigger through which a GitOps applier (Flux) applies this
+	// ApplyTriggerRef names the trigger through which a GitOps applier (Flux, Argo CD) applies this
 	// target's folder: the operator then coordinates with it instead of racing it
 	// (docs/two-way.md).
 	// +optional

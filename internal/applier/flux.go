@@ -1,6 +1,6 @@
-// Package applier asks a GitOps applier to apply an exact commit of a branch and reports
-// whether it did (docs/two-way.md). Flux's kinds are read and patched as unstructured
-// objects: the operator has no Go dependency on Flux.
+// Package applier asks a GitOps applier — Flux or Argo CD — to apply an exact commit of a
+// branch and reports whether it did (docs/two-way.md). The appliers' kinds are read and
+// patched as unstructured objects: the operator has no Go dependency on either.
 package applier
 
 import (
@@ -8,12 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,7 +28,7 @@ var (
 // status.lastHandledReconcileAt once it has.
 const RequestedAtAnnotation = "reconcile.fluxcd.io/requestedAt"
 
-// Defaults of Flux.
+// Defaults of both appliers.
 const (
 	DefaultPoll    = 250 * time.Millisecond
 	DefaultTimeout = 5 * time.Minute
@@ -50,13 +47,13 @@ type Flux struct {
 
 	// turns holds one turn per GitRepository: Flux keeps only the last requestedAt, so two
 	// requests through one source at once would wait for each other's token.
-	mu    sync.Mutex
-	turns map[types.NamespacedName]chan struct{}
+	turns turns
 }
 
-// Applied is what Flux reports once it applied a commit.
+// Applied is what an applier reports once it applied a commit.
 type Applied struct {
-	// Revision is the Kustomization's status.lastAppliedRevision ("main@sha1:<commit>").
+	// Revision is the Kustomization's status.lastAppliedRevision ("main@sha1:<commit>"),
+	// or the Application's status.operationState.syncResult.revision (the commit).
 	Revision string
 }
 
@@ -73,7 +70,7 @@ func (f *Flux) Apply(ctx context.Context, ks types.NamespacedName, branch, commi
 	if err != nil {
 		return Applied{}, err
 	}
-	release, err := f.turn(ctx, repo)
+	release, err := f.turns.take(ctx, repo)
 	if err != nil {
 		return Applied{}, &Error{Reason: ReasonTimedOut, Object: describe(GitRepositoryGVK, repo),
 			Message: fmt.Sprintf("another apply through it did not end in time: %v", err)}
@@ -93,26 +90,6 @@ func (f *Flux) Apply(ctx context.Context, ks types.NamespacedName, branch, commi
 			Message: fmt.Sprintf("applied %s (the GitRepository fetched %s), not commit %s", applied, fetched, commit)}
 	}
 	return Applied{Revision: applied}, nil
-}
-
-// turn waits for the GitRepository's turn and returns its release.
-func (f *Flux) turn(ctx context.Context, repo types.NamespacedName) (func(), error) {
-	f.mu.Lock()
-	if f.turns == nil {
-		f.turns = map[types.NamespacedName]chan struct{}{}
-	}
-	t, ok := f.turns[repo]
-	if !ok {
-		t = make(chan struct{}, 1)
-		f.turns[repo] = t
-	}
-	f.mu.Unlock()
-	select {
-	case t <- struct{}{}:
-		return func() { <-t }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
 }
 
 // sourceOf checks the Kustomization and returns its GitRepository, which must follow branch.
@@ -161,7 +138,7 @@ func (f *Flux) reconcile(ctx context.Context, gvk schema.GroupVersionKind, key t
 		return "", err
 	}
 	if err := f.Client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return "", f.readError(gvk, key, "annotate", err)
+		return "", readError(gvk, key, "annotate", "FluxTrigger", err)
 	}
 	var value string
 	var failed *Error
@@ -199,43 +176,15 @@ func (f *Flux) reconcile(ctx context.Context, gvk schema.GroupVersionKind, key t
 
 // get reads a Flux object; not found and other read errors are *Error.
 func (f *Flux) get(ctx context.Context, gvk schema.GroupVersionKind, key types.NamespacedName) (*unstructured.Unstructured, error) {
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(gvk)
-	if err := f.Client.Get(ctx, key, obj); err != nil {
-		return nil, f.readError(gvk, key, "read", err)
-	}
-	return obj, nil
-}
-
-func (f *Flux) readError(gvk schema.GroupVersionKind, key types.NamespacedName, verb string, err error) error {
-	if apierrors.IsNotFound(err) {
-		return &Error{Reason: ReasonNotFound, Object: describe(gvk, key), Message: "not found: create it, or name an existing one in the FluxTrigger"}
-	}
-	return &Error{Reason: ReasonUnreachable, Object: describe(gvk, key), Message: fmt.Sprintf("could not %s it: %v", verb, err)}
+	return get(ctx, f.Client, gvk, key, "FluxTrigger")
 }
 
 // token is a request value no earlier request used: the commit and the time.
-func (f *Flux) token(commit string) string {
-	now := time.Now
-	if f.now != nil {
-		now = f.now
-	}
-	return "gitops-reverser-" + commit[:min(12, len(commit))] + "-" + strconv.FormatInt(now().UnixNano(), 36)
-}
+func (f *Flux) token(commit string) string { return token(commit, f.now) }
 
-func (f *Flux) poll() time.Duration {
-	if f.Poll > 0 {
-		return f.Poll
-	}
-	return DefaultPoll
-}
+func (f *Flux) poll() time.Duration { return orDefault(f.Poll, DefaultPoll) }
 
-func (f *Flux) timeout() time.Duration {
-	if f.Timeout > 0 {
-		return f.Timeout
-	}
-	return DefaultTimeout
-}
+func (f *Flux) timeout() time.Duration { return orDefault(f.Timeout, DefaultTimeout) }
 
 // readyCondition returns the status, reason and message of the object's Ready condition.
 func readyCondition(obj *unstructured.Unstructured) (status, reason, message string) {
@@ -260,8 +209,4 @@ func RevisionCommit(revision string) string {
 		return revision[i+1:]
 	}
 	return revision
-}
-
-func describe(gvk schema.GroupVersionKind, key types.NamespacedName) string {
-	return gvk.Kind + " " + key.String()
 }

@@ -6,9 +6,12 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
+	"github.com/gitops-reverser/gitops-reverser/internal/applier"
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
 )
 
@@ -21,10 +24,44 @@ const (
 	ReasonTriggerNotFound = "TriggerNotFound"
 	ReasonApplyPending    = "ApplyPending"
 	ReasonApplyFailing    = "ApplyFailing"
-	// ReasonCrossNamespaceRefused: --no-cross-namespace-triggers and a Kustomization of
-	// another namespace.
+	// ReasonCrossNamespaceRefused: --no-cross-namespace-triggers and a Kustomization or an
+	// Application of another namespace.
 	ReasonCrossNamespaceRefused = "CrossNamespaceRefused"
 )
+
+// The kinds of trigger a GitTarget's applyTriggerRef may name.
+const (
+	kindFluxTrigger   = "FluxTrigger"
+	kindArgoCDTrigger = "ArgoCDTrigger"
+)
+
+// triggered is the applier object a trigger names: a Flux Kustomization or an Argo CD
+// Application.
+type triggered struct {
+	gvk schema.GroupVersionKind
+	key types.NamespacedName
+}
+
+// fluxTriggered is the Kustomization a FluxTrigger names (its namespace defaults to the
+// trigger's).
+func fluxTriggered(ft *v1.FluxTrigger) triggered {
+	ref := ft.Spec.KustomizationRef
+	return triggered{gvk: applier.KustomizationGVK, key: types.NamespacedName{Namespace: orDefaultNamespace(ref.Namespace, ft.Namespace), Name: ref.Name}}
+}
+
+// argoCDTriggered is the Application an ArgoCDTrigger names (its namespace defaults to the
+// trigger's).
+func argoCDTriggered(at *v1.ArgoCDTrigger) triggered {
+	ref := at.Spec.ApplicationRef
+	return triggered{gvk: applier.ApplicationGVK, key: types.NamespacedName{Namespace: orDefaultNamespace(ref.Namespace, at.Namespace), Name: ref.Name}}
+}
+
+func orDefaultNamespace(ns, def string) string {
+	if ns != "" {
+		return ns
+	}
+	return def
+}
 
 // triggerRefusal is why a target's applyTriggerRef gives the worker no applier.
 type triggerRefusal struct{ reason, message string }
@@ -37,17 +74,28 @@ func applyTriggerOf(ctx context.Context, c client.Reader, t *v1.GitTarget, noCro
 	if ref == nil {
 		return nil, nil, nil
 	}
-	var ft v1.FluxTrigger
-	if err := c.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: ref.Name}, &ft); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, &triggerRefusal{ReasonTriggerNotFound, fmt.Sprintf("FluxTrigger %s/%s named by spec.applyTriggerRef does not exist: create it, or remove applyTriggerRef", t.Namespace, ref.Name)}, nil
-		}
-		return nil, nil, fmt.Errorf("read FluxTrigger %s/%s: %w", t.Namespace, ref.Name, err)
+	key := client.ObjectKey{Namespace: t.Namespace, Name: ref.Name}
+	var obj client.Object
+	var target func() triggered
+	switch ref.Kind {
+	case kindArgoCDTrigger:
+		at := &v1.ArgoCDTrigger{}
+		obj, target = at, func() triggered { return argoCDTriggered(at) }
+	default:
+		ft := &v1.FluxTrigger{}
+		obj, target = ft, func() triggered { return fluxTriggered(ft) }
 	}
-	if msg := crossNamespaceRefused(&ft, noCrossNamespace); msg != "" {
+	if err := c.Get(ctx, key, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, &triggerRefusal{ReasonTriggerNotFound, fmt.Sprintf("%s %s named by spec.applyTriggerRef does not exist: create it, or remove applyTriggerRef", ref.Kind, key)}, nil
+		}
+		return nil, nil, fmt.Errorf("read %s %s: %w", ref.Kind, key, err)
+	}
+	to := target()
+	if msg := crossNamespaceRefused(ref.Kind, key, to, noCrossNamespace); msg != "" {
 		return nil, &triggerRefusal{ReasonCrossNamespaceRefused, msg}, nil
 	}
-	return &worker.ApplyTrigger{Kind: ref.Kind, Namespace: kustomizationNamespace(&ft), Name: ft.Spec.KustomizationRef.Name}, nil, nil
+	return &worker.ApplyTrigger{Kind: ref.Kind, Namespace: to.key.Namespace, Name: to.key.Name}, nil, nil
 }
 
 // reportApplied sets the Applied condition from the worker's state of the target's
@@ -69,21 +117,14 @@ func reportApplied(conds conditions, t *v1.GitTarget, refused *triggerRefusal, s
 	}
 }
 
-// kustomizationNamespace is the namespace of the trigger's Kustomization.
-func kustomizationNamespace(ft *v1.FluxTrigger) string {
-	if ns := ft.Spec.KustomizationRef.Namespace; ns != "" {
-		return ns
-	}
-	return ft.Namespace
-}
-
-// crossNamespaceRefused says why the trigger may not name its Kustomization, "" when it may.
-func crossNamespaceRefused(ft *v1.FluxTrigger, noCrossNamespace bool) string {
-	if !noCrossNamespace || kustomizationNamespace(ft) == ft.Namespace {
+// crossNamespaceRefused says why the trigger (kind, key) may not name its applier object,
+// "" when it may.
+func crossNamespaceRefused(kind string, key types.NamespacedName, to triggered, noCrossNamespace bool) string {
+	if !noCrossNamespace || to.key.Namespace == key.Namespace {
 		return ""
 	}
-	return fmt.Sprintf("FluxTrigger %s/%s names a Kustomization of namespace %q and the operator runs with --no-cross-namespace-triggers: name a Kustomization of the trigger's own namespace",
-		ft.Namespace, ft.Name, kustomizationNamespace(ft))
+	return fmt.Sprintf("%s %s names a %s of namespace %q and the operator runs with --no-cross-namespace-triggers: name a %s of the trigger's own namespace",
+		kind, key, to.gvk.Kind, to.key.Namespace, to.gvk.Kind)
 }
 
 func orNone(s string) string {

@@ -92,7 +92,8 @@ func (r *GitTargetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allTargets), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&v1.WatchRule{}, handler.EnqueueRequestsFromMapFunc(targetOfWatchRule), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1.ClusterWatchRule{}, handler.EnqueueRequestsFromMapFunc(targetOfClusterWatchRule), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&v1.FluxTrigger{}, handler.EnqueueRequestsFromMapFunc(r.targetsOfTrigger), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1.FluxTrigger{}, handler.EnqueueRequestsFromMapFunc(r.targetsOfTrigger(kindFluxTrigger)), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1.ArgoCDTrigger{}, handler.EnqueueRequestsFromMapFunc(r.targetsOfTrigger(kindArgoCDTrigger)), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesRawSource(source.Channel(r.Retarget, &handler.EnqueueRequestForObject{})).
 		// Targets of different branches do not wait for each other.
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).

@@ -83,6 +83,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
 			return (&ClusterWatchRuleReconciler{Client: c, Catalog: p.Catalog, Sensitive: p.Sensitive, Recheck: clusterRulesRecheck}).SetupWithManager(mgr)
 		},
 		func() error { return (&FluxTriggerReconciler{Client: c, Pipeline: p}).SetupWithManager(mgr) },
+		func() error { return (&ArgoCDTriggerReconciler{Client: c, Pipeline: p}).SetupWithManager(mgr) },
 		func() error {
 			return (&CommitRequestReconciler{Client: c, Pipeline: p, Attributed: opts.Attribution != nil, Context: ctx}).SetupWithManager(mgr)
 		},

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
@@ -71,19 +72,21 @@ func (r *GitTargetReconciler) targetsOfSecret(ctx context.Context, o client.Obje
 	return r.allTargets(ctx, o)
 }
 
-// targetsOfTrigger maps a FluxTrigger to the GitTargets of its namespace that name it.
-func (r *GitTargetReconciler) targetsOfTrigger(ctx context.Context, o client.Object) []reconcile.Request {
-	var list v1.GitTargetList
-	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
-		return nil
-	}
-	var reqs []reconcile.Request
-	for i := range list.Items {
-		if ref := list.Items[i].Spec.ApplyTriggerRef; ref != nil && ref.Name == o.GetName() {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+// targetsOfTrigger maps a trigger of kind to the GitTargets of its namespace that name it.
+func (r *GitTargetReconciler) targetsOfTrigger(kind string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		var list v1.GitTargetList
+		if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+			return nil
 		}
+		var reqs []reconcile.Request
+		for i := range list.Items {
+			if namesTrigger(&list.Items[i], kind, o.GetName()) {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+			}
+		}
+		return reqs
 	}
-	return reqs
 }
 
 func targetOfWatchRule(_ context.Context, o client.Object) []reconcile.Request {

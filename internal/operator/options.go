@@ -59,7 +59,7 @@ type Options struct {
 	// DefaultServiceAccount, when set, is the service account of its own namespace whose
 	// rights a WatchRule without spec.serviceAccountName has (docs/tenancy.md).
 	DefaultServiceAccount string
-	// NoCrossNamespaceTriggers refuses a FluxTrigger naming a Kustomization of another
+	// NoCrossNamespaceTriggers refuses a trigger naming a Kustomization or an Application of another
 	// namespace (docs/two-way.md#tenancy).
 	NoCrossNamespaceTriggers bool
 }
@@ -84,7 +84,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.StatusResync, "status-resync", controller.DefaultStatusResync, "How often a ready GitTarget's status (last commit, retained documents) is refreshed without a change; changes of its conditions are reported as they happen.")
 	fs.Int64Var(&o.MaxFileBytes, "max-file-bytes", bounds.DefaultMaxFileBytes, "Size of the largest file read from a repository; a folder holding a larger one (or a YAML file whose aliases expand beyond a million values) is refused by name and nothing else stops.")
 	fs.StringVar(&o.DefaultServiceAccount, "default-service-account", "", "Lockdown for tenants: a WatchRule without spec.serviceAccountName mirrors only what this service account of the rule's namespace may list and watch (docs/tenancy.md); empty gives such rules the operator's own rights.")
-	fs.BoolVar(&o.NoCrossNamespaceTriggers, "no-cross-namespace-triggers", false, "Refuse a FluxTrigger whose kustomizationRef names another namespace (as Flux's --no-cross-namespace-refs): a tenant then asks only its own namespace's Kustomizations to apply.")
+	fs.BoolVar(&o.NoCrossNamespaceTriggers, "no-cross-namespace-triggers", false, "Refuse a FluxTrigger or ArgoCDTrigger naming a Kustomization or Application of another namespace (as Flux's --no-cross-namespace-refs): a tenant then asks only its own namespace's Kustomizations and Applications to apply.")
 	fs.DurationVar(&o.AttributionGrace, "attribution-grace", 3*time.Second, "How long a change waits for the audit event that names its author before it is committed as unknown (attribution unresolved).")
 }
 

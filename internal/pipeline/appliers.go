@@ -14,7 +14,8 @@ import (
 // appliers is the worker's Applier: it hands each apply to the applier of the trigger's
 // kind.
 type appliers struct {
-	flux *applier.Flux
+	flux   *applier.Flux
+	argocd *applier.ArgoCD
 }
 
 var _ worker.Applier = appliers{}
@@ -30,6 +31,9 @@ func (a appliers) Apply(ctx context.Context, trigger worker.ApplyTrigger, branch
 			// in turn (ForeignCommit).
 			return applied.Revision, nil
 		}
+		return applied.Revision, err
+	case "ArgoCDTrigger":
+		applied, err := a.argocd.Apply(ctx, types.NamespacedName{Namespace: trigger.Namespace, Name: trigger.Name}, branch, commit)
 		return applied.Revision, err
 	}
 	return "", fmt.Errorf("no applier for trigger kind %q", trigger.Kind)

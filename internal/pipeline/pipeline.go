@@ -62,7 +62,7 @@ type Pipeline struct {
 	// Applier asks GitOps appliers (Flux) to apply the branches of triggered targets
 	// (docs/two-way.md).
 	Applier worker.Applier
-	// NoCrossNamespaceTriggers refuses a FluxTrigger naming a Kustomization of another
+	// NoCrossNamespaceTriggers refuses a trigger naming a Kustomization or an Application of another
 	// namespace (--no-cross-namespace-triggers).
 	NoCrossNamespaceTriggers bool
 }
@@ -89,7 +89,7 @@ type Options struct {
 	// DefaultServiceAccount, when set, gives every WatchRule without
 	// spec.serviceAccountName the rights of that service account of its namespace.
 	DefaultServiceAccount string
-	// NoCrossNamespaceTriggers refuses a FluxTrigger naming a Kustomization of another
+	// NoCrossNamespaceTriggers refuses a trigger naming a Kustomization or an Application of another
 	// namespace.
 	NoCrossNamespaceTriggers bool
 }
@@ -131,7 +131,7 @@ func New(ctx context.Context, cfg *rest.Config, c client.Client, reader client.R
 		JournalStore: &JournalStore{Journal: journal, Reader: reader, Writer: c, Namespace: opts.StateNamespace,
 			Log: log.WithName("journal")},
 		Access:                   watch.NewAccess(c, opts.DefaultServiceAccount),
-		Applier:                  appliers{flux: &applier.Flux{Client: c}},
+		Applier:                  appliers{flux: &applier.Flux{Client: c}, argocd: &applier.ArgoCD{Client: c}},
 		NoCrossNamespaceTriggers: opts.NoCrossNamespaceTriggers,
 	}, nil
 }

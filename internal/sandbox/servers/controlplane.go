@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,9 +47,18 @@ func WithCRDDirectory(dir string) ControlPlaneOption {
 }
 
 // WithCRDDirectories installs the CRDs of every dir (the module's config/crd only if listed).
+// The directories of several such options add up, each installed once, so that options for
+// different sets of CRDs (Flux's, Argo CD's) combine in any order.
 func WithCRDDirectories(dirs ...string) ControlPlaneOption {
 	return func(env *envtest.Environment) {
-		env.CRDDirectoryPaths = dirs
+		for _, dir := range dirs {
+			listed := slices.ContainsFunc(env.CRDDirectoryPaths, func(d string) bool {
+				return filepath.Clean(d) == filepath.Clean(dir)
+			})
+			if !listed {
+				env.CRDDirectoryPaths = append(env.CRDDirectoryPaths, dir)
+			}
+		}
 	}
 }
 

@@ -1,0 +1,209 @@
+package applier
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ApplicationGVK is Argo CD's Application, read and patched as an unstructured object.
+var ApplicationGVK = schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Application"}
+
+// Argo CD's request markers.
+const (
+	// RefreshAnnotation asks the application controller to compare the Application with
+	// Git again ("hard": without its manifest cache); it removes the annotation when done.
+	RefreshAnnotation = "argocd.argoproj.io/refresh"
+	// requestInfo names the operation's info entry that carries the request's token: Argo
+	// CD copies the operation into status.operationState, so the outcome of this very
+	// request can be told from an earlier sync of the same commit.
+	requestInfo = "gitops-reverser-request"
+	// initiator is the user name the operation's initiatedBy records.
+	initiator = "gitops-reverser"
+)
+
+// ArgoCD asks an Argo CD Application to sync an exact commit: it hard-refreshes the
+// Application and gives it a sync operation for the commit, then reads the outcome from
+// status.operationState. Argo CD runs one operation at a time per Application: an apply
+// waits for a running one to end first.
+type ArgoCD struct {
+	Client client.Client
+	// Poll is how often the status is read while waiting (DefaultPoll when 0); Timeout
+	// bounds one apply (DefaultTimeout when 0).
+	Poll, Timeout time.Duration
+	// now stamps the request tokens (time.Now when nil).
+	now func() time.Time
+
+	turns turns
+}
+
+// Apply asks the Application app to sync commit of branch and waits until Argo CD reports
+// the operation's outcome. An *Error says why it did not apply, with its Reason.
+func (a *ArgoCD) Apply(ctx context.Context, app types.NamespacedName, branch, commit string) (Applied, error) {
+	ctx, cancel := context.WithTimeout(ctx, orDefault(a.Timeout, DefaultTimeout))
+	defer cancel()
+	release, err := a.turns.take(ctx, app)
+	if err != nil {
+		return Applied{}, &Error{Reason: ReasonTimedOut, Object: describe(ApplicationGVK, app),
+			Message: fmt.Sprintf("another apply through it did not end in time: %v", err)}
+	}
+	defer release()
+	tok := token(commit, a.now)
+	if err := a.requestSync(ctx, app, branch, commit, tok); err != nil {
+		return Applied{}, err
+	}
+	return a.outcome(ctx, app, commit, tok)
+}
+
+// requestSync waits until the Application runs no operation, then gives it one: a sync of
+// commit that prunes what Git no longer holds, with a hard refresh. The patch carries the
+// resourceVersion read: an operation started in between (an automated sync) makes it
+// conflict, and the wait starts again.
+func (a *ArgoCD) requestSync(ctx context.Context, key types.NamespacedName, branch, commit, tok string) error {
+	var running string
+	err := wait.PollUntilContextCancel(ctx, a.poll(), true, func(ctx context.Context) (bool, error) {
+		app, err := get(ctx, a.Client, ApplicationGVK, key, "ArgoCDTrigger")
+		if err != nil {
+			return false, err
+		}
+		if err := checkApplication(app, branch); err != nil {
+			return false, err
+		}
+		if running = runningOperation(app); running != "" {
+			return false, nil
+		}
+		err = a.Client.Patch(ctx, app, client.RawPatch(types.MergePatchType, syncPatch(app.GetResourceVersion(), commit, tok)))
+		switch {
+		case apierrors.IsConflict(err):
+			return false, nil
+		case err != nil:
+			return false, readError(ApplicationGVK, key, "give an operation to", "ArgoCDTrigger", err)
+		}
+		return true, nil
+	})
+	var typed *Error
+	switch {
+	case errors.As(err, &typed):
+		return typed
+	case err != nil && running != "":
+		return &Error{Reason: ReasonOperationRunning, Object: describe(ApplicationGVK, key),
+			Message: fmt.Sprintf("an operation (%s) ran for the whole %s: the sync of %s waits for it to end", running, orDefault(a.Timeout, DefaultTimeout), commit)}
+	case err != nil:
+		return &Error{Reason: ReasonTimedOut, Object: describe(ApplicationGVK, key), Message: fmt.Sprintf("could not give it a sync operation in time: %v", err)}
+	}
+	return nil
+}
+
+// outcome waits for the operation carrying tok to end and reads its result.
+func (a *ArgoCD) outcome(ctx context.Context, key types.NamespacedName, commit, tok string) (Applied, error) {
+	var applied Applied
+	var failed *Error
+	err := wait.PollUntilContextCancel(ctx, a.poll(), true, func(ctx context.Context) (bool, error) {
+		app, err := get(ctx, a.Client, ApplicationGVK, key, "ArgoCDTrigger")
+		if err != nil {
+			return false, err
+		}
+		state, _, _ := unstructured.NestedMap(app.Object, "status", "operationState")
+		if operationToken(state) != tok {
+			return false, nil // not started yet, or an earlier operation's state
+		}
+		phase, _, _ := unstructured.NestedString(state, "phase")
+		message, _, _ := unstructured.NestedString(state, "message")
+		switch phase {
+		case "Succeeded":
+			applied.Revision, _, _ = unstructured.NestedString(state, "syncResult", "revision")
+			return true, nil
+		case "Failed", "Error":
+			failed = &Error{Reason: ReasonFailed, Object: describe(ApplicationGVK, key), Message: fmt.Sprintf("the sync of %s ended %s: %s", commit, phase, message)}
+			return true, nil
+		}
+		return false, nil // Running or Terminating
+	})
+	var typed *Error
+	switch {
+	case failed != nil:
+		return Applied{}, failed
+	case errors.As(err, &typed):
+		return Applied{}, typed
+	case err != nil:
+		return Applied{}, &Error{Reason: ReasonTimedOut, Object: describe(ApplicationGVK, key),
+			Message: fmt.Sprintf("did not end the sync of %s within %s: is the Argo CD application controller running?", commit, orDefault(a.Timeout, DefaultTimeout))}
+	case applied.Revision != commit:
+		return applied, &Error{Reason: ReasonOtherRevision, Object: describe(ApplicationGVK, key),
+			Message: fmt.Sprintf("synced %q, not commit %s", applied.Revision, commit)}
+	}
+	return applied, nil
+}
+
+// checkApplication refuses an Application the operator cannot coordinate with: several
+// sources (which one is the branch's is not said), a source that follows another branch,
+// or self-healing (it would put Git's state back over an API edit before the edit reaches
+// Git).
+func checkApplication(app *unstructured.Unstructured, branch string) error {
+	key := client.ObjectKeyFromObject(app)
+	if sources, _, _ := unstructured.NestedSlice(app.Object, "spec", "sources"); len(sources) > 0 {
+		return &Error{Reason: ReasonMisconfigured, Object: describe(ApplicationGVK, key),
+			Message: "spec.sources lists several sources: name an Application with a single spec.source that follows the GitTarget's branch"}
+	}
+	revision, _, _ := unstructured.NestedString(app.Object, "spec", "source", "targetRevision")
+	if revision != branch && revision != "refs/heads/"+branch {
+		return &Error{Reason: ReasonMisconfigured, Object: describe(ApplicationGVK, key),
+			Message: fmt.Sprintf("spec.source.targetRevision is %q but the GitTarget writes branch %q: set targetRevision to that branch", revision, branch)}
+	}
+	if heal, _, _ := unstructured.NestedBool(app.Object, "spec", "syncPolicy", "automated", "selfHeal"); heal {
+		return &Error{Reason: ReasonMisconfigured, Object: describe(ApplicationGVK, key),
+			Message: "spec.syncPolicy.automated.selfHeal is true: it reverts API edits before they reach Git; turn it off (the operator asks for every sync the loop needs)"}
+	}
+	return nil
+}
+
+// runningOperation describes the operation the Application has or runs, "" for none.
+func runningOperation(app *unstructured.Unstructured) string {
+	if op, ok, _ := unstructured.NestedMap(app.Object, "operation"); ok && op != nil {
+		return "requested, not started"
+	}
+	phase, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "phase")
+	if phase == "Running" || phase == "Terminating" {
+		return phase
+	}
+	return ""
+}
+
+// syncPatch is the merge patch that asks for a sync of commit, marked with tok.
+func syncPatch(resourceVersion, commit, tok string) []byte {
+	patch, _ := json.Marshal(map[string]any{ // cannot fail: strings, maps and slices only
+		"metadata": map[string]any{
+			"resourceVersion": resourceVersion,
+			"annotations":     map[string]string{RefreshAnnotation: "hard"},
+		},
+		"operation": map[string]any{
+			"initiatedBy": map[string]any{"username": initiator},
+			"info":        []map[string]string{{"name": requestInfo, "value": tok}},
+			"sync":        map[string]any{"revision": commit, "prune": true},
+		},
+	})
+	return patch
+}
+
+// operationToken is the request token of the operation an operationState reports.
+func operationToken(state map[string]any) string {
+	infos, _, _ := unstructured.NestedSlice(state, "operation", "info")
+	for _, i := range infos {
+		if m, ok := i.(map[string]any); ok && m["name"] == requestInfo {
+			v, _ := m["value"].(string)
+			return v
+		}
+	}
+	return ""
+}
+
+func (a *ArgoCD) poll() time.Duration { return orDefault(a.Poll, DefaultPoll) }
