@@ -389,7 +389,7 @@ func (st *streamState) apply(ev apiwatch.Event) error {
 			cached.Doc = sum[:]
 		}
 		st.cache[obj.ID] = cached
-		if obj.Doc == nil || had && bytes.Equal(old.Doc, cached.Doc) && maps.Equal(old.Labels, obj.Labels) {
+		if obj.Doc == nil || had && bytes.Equal(old.Doc, cached.Doc) && maps.Equal(old.Labels, obj.Labels) && old.TrackingID == obj.TrackingID {
 			if st.cfg.Sensitive {
 				clear(obj.Doc)
 			}
@@ -414,7 +414,7 @@ func (st *streamState) apply(ev apiwatch.Event) error {
 		if !had {
 			// Never delivered (its sanitizing failed); the receiver may still hold a
 			// document from an older snapshot, so tell it anyway.
-			last = Object{ID: id, UID: string(u.GetUID()), Labels: u.GetLabels(), ResourceVersion: u.GetResourceVersion()}
+			last = Object{ID: id, UID: string(u.GetUID()), Labels: u.GetLabels(), ResourceVersion: u.GetResourceVersion(), TrackingID: u.GetAnnotations()[TrackingAnnotation]}
 		} else {
 			last.ResourceVersion = u.GetResourceVersion()
 		}
@@ -435,7 +435,8 @@ func (st *streamState) identity(u *unstructured.Unstructured) layout.Identity {
 // and no change is delivered for it.
 func (st *streamState) object(u *unstructured.Unstructured) (Object, bool) {
 	id := st.identity(u)
-	obj := Object{ID: id, UID: string(u.GetUID()), Labels: u.GetLabels(), ResourceVersion: u.GetResourceVersion(), Managers: lastManagers(u)}
+	obj := Object{ID: id, UID: string(u.GetUID()), Labels: u.GetLabels(), ResourceVersion: u.GetResourceVersion(), Managers: lastManagers(u),
+		TrackingID: u.GetAnnotations()[TrackingAnnotation]}
 	doc, err := st.cfg.Sanitize(u)
 	if err != nil {
 		st.cfg.Log.Error(err, "cannot sanitize object; its document is left as it is", "object", id.String(), "resourceVersion", u.GetResourceVersion())

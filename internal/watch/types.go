@@ -64,7 +64,14 @@ type Object struct {
 	// or several written in the same second): who wrote it last. The two-way loop tells an
 	// applier's write from an edit by them (docs/two-way.md).
 	Managers []string
+	// TrackingID is the object's argocd.argoproj.io/tracking-id annotation, which
+	// sanitizing strips from Doc: the Argo CD Application that applied it (with Labels, the
+	// applier that owns it: docs/two-way.md#another-appliers-objects).
+	TrackingID string
 }
+
+// TrackingAnnotation is where Argo CD marks the objects an Application applies.
+const TrackingAnnotation = "argocd.argoproj.io/tracking-id"
 
 // ChangeType says what happened to an object.
 type ChangeType int

@@ -46,7 +46,9 @@ func (w *applyWindow) next(commit string, now time.Time) *applyWindow {
 func applierManagers(kind string) []string {
 	switch kind {
 	case "FluxTrigger":
-		return []string{"kustomize-controller"}
+		return []string{"kustomize-controller"} // server-side apply
+	case "ArgoCDTrigger":
+		return []string{"argocd-controller"} // client-side apply (operation Update)
 	}
 	return nil
 }

@@ -1,9 +1,12 @@
 package worker
 
-// An object another applier applies — another Flux Kustomization's — belongs to that
-// applier's folder, not to a triggered target's: it is neither mirrored into nor swept from
-// it (F4, docs/two-way.md#another-appliers-objects). The owner is read from the labels Flux
-// sets on what it applies, which sanitizing strips from the document.
+import "strings"
+
+// An object another applier applies — another Flux Kustomization's or Argo CD
+// Application's — belongs to that applier's folder, not to a triggered target's: it is
+// neither mirrored into nor swept from it (F4, docs/two-way.md#another-appliers-objects).
+// The owner is read from the marks each applier sets on what it applies, which sanitizing
+// strips from the document: Flux's labels, Argo CD's tracking annotation.
 
 // Flux's labels on the objects a Kustomization applies.
 const (
@@ -11,21 +14,36 @@ const (
 	fluxNamespaceLabel = "kustomize.toolkit.fluxcd.io/namespace"
 )
 
-// ApplierOf names the applier object that applied an object with these labels:
-// "FluxTrigger <namespace>/<name>" of a Kustomization, "" for none.
-func ApplierOf(labels map[string]string) string {
-	name, ns := labels[fluxNameLabel], labels[fluxNamespaceLabel]
-	if name == "" || ns == "" {
+// ApplierOf names the applier object that applied an object with these labels and Argo
+// CD tracking annotation (watch.TrackingAnnotation): "FluxTrigger <namespace>/<name>" of
+// a Kustomization, "ArgoCDTrigger <namespace>/<name>" of an Application, "" for none.
+// Argo CD marks the objects of an Application in its own namespace with the bare name:
+// that is "ArgoCDTrigger <name>".
+func ApplierOf(labels map[string]string, trackingID string) string {
+	if name, ns := labels[fluxNameLabel], labels[fluxNamespaceLabel]; name != "" && ns != "" {
+		return "FluxTrigger " + ns + "/" + name
+	}
+	// "<instance>:<group>/<kind>:<namespace>/<name>"; the instance is "<namespace>_<name>"
+	// of an Application outside Argo CD's namespace.
+	instance, _, ok := strings.Cut(trackingID, ":")
+	if !ok || instance == "" {
 		return ""
 	}
-	return "FluxTrigger " + ns + "/" + name
+	if ns, name, qualified := strings.Cut(instance, "_"); qualified {
+		return "ArgoCDTrigger " + ns + "/" + name
+	}
+	return "ArgoCDTrigger " + instance
 }
 
 // ownedElsewhere reports whether an object applied by applier belongs to another applier
-// than the target's.
+// than the target's. A bare Argo CD mark counts as the target's Application's when the
+// names agree: the operator does not know which namespace Argo CD runs in.
 func (ts *targetState) ownedElsewhere(applier string) bool {
 	a := ts.cfg.Apply
-	return a != nil && applier != "" && applier != a.Kind+" "+a.Namespace+"/"+a.Name
+	if a == nil || applier == "" {
+		return false
+	}
+	return applier != a.Kind+" "+a.Namespace+"/"+a.Name && applier != a.Kind+" "+a.Name
 }
 
 // foreignEvent reports an event of an object another applier owns: it is not mirrored.
