@@ -81,7 +81,8 @@ func (a *ArgoCD) requestSync(ctx context.Context, key types.NamespacedName, bran
 		if running = runningOperation(app); running != "" {
 			return false, nil
 		}
-		err = a.Client.Patch(ctx, app, client.RawPatch(types.MergePatchType, syncPatch(app.GetResourceVersion(), commit, tok)))
+		options, _, _ := unstructured.NestedStringSlice(app.Object, "spec", "syncPolicy", "syncOptions")
+		err = a.Client.Patch(ctx, app, client.RawPatch(types.MergePatchType, syncPatch(app.GetResourceVersion(), commit, tok, options)))
 		switch {
 		case apierrors.IsConflict(err):
 			return false, nil
@@ -178,8 +179,14 @@ func runningOperation(app *unstructured.Unstructured) string {
 	return ""
 }
 
-// syncPatch is the merge patch that asks for a sync of commit, marked with tok.
-func syncPatch(resourceVersion, commit, tok string) []byte {
+// syncPatch is the merge patch that asks for a sync of commit, marked with tok, with the
+// Application's own sync options (as Argo CD's CLI and UI sync with them): its prune
+// propagation policy, server-side apply and the like hold for the operator's syncs too.
+func syncPatch(resourceVersion, commit, tok string, options []string) []byte {
+	sync := map[string]any{"revision": commit, "prune": true}
+	if len(options) > 0 {
+		sync["syncOptions"] = options
+	}
 	patch, _ := json.Marshal(map[string]any{ // cannot fail: strings, maps and slices only
 		"metadata": map[string]any{
 			"resourceVersion": resourceVersion,
@@ -188,7 +195,7 @@ func syncPatch(resourceVersion, commit, tok string) []byte {
 		"operation": map[string]any{
 			"initiatedBy": map[string]any{"username": initiator},
 			"info":        []map[string]string{{"name": requestInfo, "value": tok}},
-			"sync":        map[string]any{"revision": commit, "prune": true},
+			"sync":        sync,
 		},
 	})
 	return patch

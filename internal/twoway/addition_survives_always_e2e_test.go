@@ -13,7 +13,11 @@ import (
 // file a Git-side push just added is not live yet. The resync taken before the push is
 // applied is discarded, so the addition survives and reaches the cluster.
 func TestAGitSideAdditionSurvivesAResyncUnderPruneAlways(t *testing.T) {
-	l := newLoop(t)
+	eachApplier(t, testAGitSideAdditionSurvivesAResyncUnderPruneAlways)
+}
+
+func testAGitSideAdditionSurvivesAResyncUnderPruneAlways(t *testing.T, a gitopsApplier) {
+	l := newLoop(t, a)
 	var gt v1.GitTarget
 	if err := l.cp.Client.Get(l.ctx(), keyOf(l.ns, "apps"), &gt); err != nil {
 		t.Fatal(err)
@@ -25,7 +29,7 @@ func TestAGitSideAdditionSurvivesAResyncUnderPruneAlways(t *testing.T) {
 	waitFor(t, "the catch-up apply", func() bool { return l.applyStatus().Applied != "" })
 	l.appliesSettled()
 
-	l.suspend(true)
+	a.suspend(l, true)
 	added := l.folder + "added.yaml"
 	if _, err := l.pushForeign(testenv.ForeignChange{Files: map[string]string{added: configMapDoc(l.ns, "added", "from-git")}}); err != nil {
 		t.Fatal(err)
@@ -36,7 +40,7 @@ func TestAGitSideAdditionSurvivesAResyncUnderPruneAlways(t *testing.T) {
 	if l.inGit(added) == "" {
 		t.Fatal("the resync swept the Git-side addition")
 	}
-	l.suspend(false)
+	a.suspend(l, false)
 	waitFor(t, "the addition on the cluster", func() bool { return l.live("added") == "from-git" })
 	waitFor(t, "Git caught up by the cluster", func() bool { return !l.applyStatus().GitAhead })
 	if l.inGit(added) == "" {

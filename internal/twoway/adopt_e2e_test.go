@@ -16,7 +16,11 @@ import (
 // follows the push that created its document), so that a Git-side delete of its file
 // prunes it from the cluster, and nothing writes it back.
 func TestAnAPIMadeObjectIsAdoptedSoAGitSideDeletePrunesIt(t *testing.T) {
-	l := newLoop(t)
+	eachApplier(t, testAnAPIMadeObjectIsAdoptedSoAGitSideDeletePrunesIt)
+}
+
+func testAnAPIMadeObjectIsAdoptedSoAGitSideDeletePrunesIt(t *testing.T, a gitopsApplier) {
+	l := newLoop(t, a)
 	l.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "short-lived"}, Data: map[string]string{"v": "1"}})
 	path := l.folder + "short-lived.yaml"
 	waitFor(t, "the API-made ConfigMap in Git", func() bool { return l.inGit(path) != "" })

@@ -16,8 +16,12 @@ import (
 // applied; then the catch-up apply brings the pushed object to the cluster and adopts the
 // API-made one.
 func TestWorkMadeWhileTheOperatorWasDownIsMirroredThenApplied(t *testing.T) {
-	l := newStoppedLoop(t)
-	waitFor(t, "Flux's first apply of the branch", func() bool { return l.kustomizationApplied() })
+	eachApplier(t, testWorkMadeWhileTheOperatorWasDownIsMirroredThenApplied)
+}
+
+func testWorkMadeWhileTheOperatorWasDownIsMirroredThenApplied(t *testing.T, a gitopsApplier) {
+	l := newStoppedLoop(t, a)
+	waitFor(t, "the applier's first apply of the branch", func() bool { return a.applied(l) })
 	l.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "offline"}, Data: map[string]string{"v": "1"}})
 	robot := "apps/" + l.ns + "/core/serviceaccounts/robot.yaml"
 	if _, err := l.pushForeign(testenv.ForeignChange{Files: map[string]string{

@@ -16,7 +16,11 @@ import (
 // apply can overwrite an edit the worker had not received when it asked for the apply; the
 // worker withholds that write and has the commit holding the edit applied (Repair).
 func TestEditsMadeDuringAnApplyEndInGitAndOnTheCluster(t *testing.T) {
-	l := newLoop(t)
+	eachApplier(t, testEditsMadeDuringAnApplyEndInGitAndOnTheCluster)
+}
+
+func testEditsMadeDuringAnApplyEndInGitAndOnTheCluster(t *testing.T, a gitopsApplier) {
+	l := newLoop(t, a)
 	l.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "busy"}, Data: map[string]string{"v": "0"}})
 	waitFor(t, "the ConfigMap adopted by Flux", func() bool { return l.adopted("busy") })
 	l.appliesSettled()

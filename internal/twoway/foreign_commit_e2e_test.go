@@ -19,7 +19,11 @@ func keyOf(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace
 // comes back through the watch and is not mirrored as a change (no echo commit), and an
 // API edit asks for no apply (E10).
 func TestAGitSidePushIsAppliedAndAnAPIEditAsksNoApply(t *testing.T) {
-	l := newLoop(t)
+	eachApplier(t, testAGitSidePushIsAppliedAndAnAPIEditAsksNoApply)
+}
+
+func testAGitSidePushIsAppliedAndAnAPIEditAsksNoApply(t *testing.T, a gitopsApplier) {
+	l := newLoop(t, a)
 	l.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "api-made"}, Data: map[string]string{"v": "1"}})
 	waitFor(t, "the API-made ConfigMap in Git", func() bool { return l.inGit(l.folder+"api-made.yaml") != "" })
 	waitFor(t, "the API-made ConfigMap adopted by Flux", func() bool { return l.adopted("api-made") })

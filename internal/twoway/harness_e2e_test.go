@@ -15,14 +15,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
-	"github.com/gitops-reverser/gitops-reverser/internal/applier"
 	"github.com/gitops-reverser/gitops-reverser/internal/controller"
 	"github.com/gitops-reverser/gitops-reverser/internal/operator"
 	"github.com/gitops-reverser/gitops-reverser/internal/pipeline"
@@ -43,84 +41,73 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// loop is one two-way set-up: a control plane with Flux, a repository, the operator, and
-// a GitTarget whose folder "apps" a Flux Kustomization applies through a FluxTrigger.
+// loop is one two-way set-up: a control plane with a GitOps applier, a repository, the
+// operator, and a GitTarget whose folder "apps" the applier object "apps" (a Flux
+// Kustomization or an Argo CD Application) applies through a trigger.
 type loop struct {
-	t      testing.TB
-	cp     *testenv.ControlPlane
-	git    *testenv.GitServer
-	front  *testenv.HTTPFrontend
-	ns     string
-	folder string // where the target writes the namespace's ConfigMaps
+	t       testing.TB
+	applier gitopsApplier
+	cp      *testenv.ControlPlane
+	git     *testenv.GitServer
+	front   *testenv.HTTPFrontend
+	ns      string
+	folder  string // where the target writes the namespace's ConfigMaps
 	// pipeline is the running operator's (its branch workers answer applyStatus).
 	pipeline atomic.Pointer[pipeline.Pipeline]
 }
 
-func newLoop(t testing.TB) *loop {
+func newLoop(t testing.TB, a gitopsApplier) *loop {
 	t.Helper()
-	return newLoopWith(t, nil)
+	return newLoopWith(t, a, nil)
 }
 
 // newLoopWith is newLoop with changed operator options.
-func newLoopWith(t testing.TB, change func(*operator.Options)) *loop {
+func newLoopWith(t testing.TB, a gitopsApplier, change func(*operator.Options)) *loop {
 	t.Helper()
-	l := newStoppedLoop(t)
+	l := newStoppedLoop(t, a)
 	l.startOperator(change)
 	return l
 }
 
-// newStoppedLoop sets everything up but the operator (startOperator starts it).
-func newStoppedLoop(t testing.TB) *loop {
+// newStoppedLoop sets everything up but the operator (startOperator starts it). The
+// appliers of also run too, without an applier object.
+func newStoppedLoop(t testing.TB, a gitopsApplier, also ...gitopsApplier) *loop {
 	t.Helper()
-	cp := testenv.NewControlPlane(t, testenv.WithFluxCRDs(t))
-	testenv.StartFlux(t, cp)
-	l := &loop{t: t, cp: cp, git: testenv.NewGitServer(t), ns: "team"}
+	all := append([]gitopsApplier{a}, also...)
+	var crds []testenv.ControlPlaneOption
+	for _, each := range all {
+		crds = append(crds, each.crds(t))
+	}
+	cp := testenv.NewControlPlane(t, crds...)
+	l := &loop{t: t, applier: a, cp: cp, git: testenv.NewGitServer(t), ns: "team"}
 	l.folder = "apps/" + l.ns + "/core/configmaps/"
 	if err := l.git.CreateRepo("fleet.git"); err != nil {
 		t.Fatal(err)
 	}
 	l.front = l.git.ServeHTTP(t, testenv.HTTPAuth{Username: "bot", Password: "s3cret-pass"})
-	// The branch exists with the folder Flux applies before anything else.
-	if _, err := l.git.PushForeign("fleet.git", "main", testenv.ForeignChange{Files: map[string]string{"apps/README.md": "applied by Flux\n"}}); err != nil {
+	// The branch exists with the folder the applier applies before anything else.
+	if _, err := l.git.PushForeign("fleet.git", "main", testenv.ForeignChange{Files: map[string]string{"apps/README.md": "applied by " + a.String() + "\n"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := cp.CreateNamespace(l.ctx(), l.ns, nil); err != nil {
 		t.Fatal(err)
 	}
+	for _, each := range all {
+		each.start(l)
+	}
 	l.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "git"}, StringData: map[string]string{"username": "bot", "password": "s3cret-pass"}})
-	l.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.FluxNamespace, Name: "git"}, StringData: map[string]string{"username": "bot", "password": "s3cret-pass"}})
 	l.create(&v1.GitProvider{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "origin"}, Spec: v1.GitProviderSpec{
 		URL: l.front.URL("fleet.git"), SecretRef: &v1.LocalObjectReference{Name: "git"}, AllowedBranches: []string{"main"},
 		Push: v1.PushSpec{CommitWindow: &metav1.Duration{Duration: 300 * time.Millisecond}}}})
-	l.fluxSource()
-	l.create(&v1.FluxTrigger{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "apps"}, Spec: v1.FluxTriggerSpec{
-		KustomizationRef: v1.KustomizationReference{Name: "apps", Namespace: testenv.FluxNamespace}}})
+	a.source(l, "apps", "apps")
+	a.trigger(l)
 	l.create(&v1.GitTarget{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "apps"}, Spec: v1.GitTargetSpec{
 		GitProviderRef: v1.GitProviderReference{Name: "origin"}, Branch: "main", Path: "apps",
-		ApplyTriggerRef: &v1.ApplyTriggerReference{Kind: "FluxTrigger", Name: "apps"}}})
+		ApplyTriggerRef: &v1.ApplyTriggerReference{Kind: a.triggerKind(), Name: "apps"}}})
 	l.create(&v1.WatchRule{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "cms"}, Spec: v1.WatchRuleSpec{
 		TargetRef: v1.LocalObjectReference{Name: "apps"},
 		Rules:     []v1.ResourceRule{{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}}})
 	return l
-}
-
-// fluxSource is a GitRepository of main and a Kustomization of ./apps, both with an hour's
-// interval: after their first reconcile only the operator's requests make them act.
-func (l *loop) fluxSource() {
-	repo := &unstructured.Unstructured{Object: map[string]any{
-		"metadata": map[string]any{"name": "apps", "namespace": testenv.FluxNamespace},
-		"spec": map[string]any{"url": l.front.URL("fleet.git"), "interval": "1h",
-			"ref": map[string]any{"branch": "main"}, "secretRef": map[string]any{"name": "git"}},
-	}}
-	repo.SetGroupVersionKind(applier.GitRepositoryGVK)
-	ks := &unstructured.Unstructured{Object: map[string]any{
-		"metadata": map[string]any{"name": "apps", "namespace": testenv.FluxNamespace},
-		"spec": map[string]any{"interval": "1h", "path": "./apps", "prune": true,
-			"sourceRef": map[string]any{"kind": "GitRepository", "name": "apps"}},
-	}}
-	ks.SetGroupVersionKind(applier.KustomizationGVK)
-	l.create(repo)
-	l.create(ks)
 }
 
 func (l *loop) startOperator(change func(*operator.Options)) {
@@ -268,14 +255,14 @@ func (l *loop) live(name string) string {
 	return cm.Data["v"]
 }
 
-// adopted reports whether Flux applied the namespace's ConfigMap name: its labels name the
-// Kustomization (Flux's inventory holds it, so a Git-side delete prunes it).
+// adopted reports whether the applier applied the namespace's ConfigMap name: its marks
+// name the applier object "apps" (whose inventory holds it, so a Git-side delete prunes it).
 func (l *loop) adopted(name string) bool {
 	var cm corev1.ConfigMap
 	if err := l.cp.Client.Get(l.ctx(), client.ObjectKey{Namespace: l.ns, Name: name}, &cm); err != nil {
 		return false
 	}
-	return cm.Labels["kustomize.toolkit.fluxcd.io/name"] == "apps"
+	return l.applier.owns(&cm, "apps")
 }
 
 // appliesSettled waits until the target's Applied condition is True: no apply is due or in
@@ -325,18 +312,6 @@ func (l *loop) workerStatus() (worker.Status, error) {
 		return worker.Status{}, nil
 	}
 	return w.Status(l.ctx())
-}
-
-// kustomizationApplied reports whether the Kustomization applied some revision (its first
-// reconcile, on creation).
-func (l *loop) kustomizationApplied() bool {
-	ks := &unstructured.Unstructured{}
-	ks.SetGroupVersionKind(applier.KustomizationGVK)
-	if err := l.cp.Client.Get(l.ctx(), client.ObjectKey{Namespace: testenv.FluxNamespace, Name: "apps"}, ks); err != nil {
-		return false
-	}
-	rev, _, _ := unstructured.NestedString(ks.Object, "status", "lastAppliedRevision")
-	return rev != ""
 }
 
 // commitsTouching lists the commits of main that changed path, newest first.

@@ -17,7 +17,11 @@ import (
 // replays). Nothing is reverted: every edit and every pushed file ends in Git and on the
 // cluster.
 func TestGitSidePushesRacingAPIEditsRevertNothing(t *testing.T) {
-	l := newLoop(t)
+	eachApplier(t, testGitSidePushesRacingAPIEditsRevertNothing)
+}
+
+func testGitSidePushesRacingAPIEditsRevertNothing(t *testing.T, a gitopsApplier) {
+	l := newLoop(t, a)
 	l.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "raced"}, Data: map[string]string{"v": "0"}})
 	waitFor(t, "the ConfigMap adopted", func() bool { return l.adopted("raced") })
 	l.appliesSettled()

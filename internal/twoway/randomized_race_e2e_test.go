@@ -31,6 +31,10 @@ const (
 // edit lost, no Git-side change reverted; and no commit but the Git side's own ever wrote
 // a ConfigMap made in Git (Flux's apply of it was never mirrored back).
 func TestInterleavedAPIEditsAndGitSidePushesConverge(t *testing.T) {
+	eachApplier(t, testInterleavedAPIEditsAndGitSidePushesConverge)
+}
+
+func testInterleavedAPIEditsAndGitSidePushesConverge(t *testing.T, a gitopsApplier) {
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("TWOWAY_SEED"); s != "" {
 		var err error
@@ -39,7 +43,7 @@ func TestInterleavedAPIEditsAndGitSidePushesConverge(t *testing.T) {
 		}
 	}
 	t.Logf("seed %d (TWOWAY_SEED=%d repeats the choices)", seed, seed)
-	l := newLoop(t)
+	l := newLoop(t, a)
 	apiName := func(k int) string { return fmt.Sprintf("api-%d", k) }
 	gitName := func(k int) string { return fmt.Sprintf("git-%d", k) }
 	files := map[string]string{}

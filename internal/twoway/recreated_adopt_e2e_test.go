@@ -16,7 +16,11 @@ import (
 // carries none of Flux's labels), so that a Git-side delete of its file prunes it, and a
 // resync racing the prune does not write it back.
 func TestAnObjectDeletedAndCreatedAgainIsAdoptedSoAGitSideDeletePrunesIt(t *testing.T) {
-	l := newLoop(t)
+	eachApplier(t, testAnObjectDeletedAndCreatedAgainIsAdoptedSoAGitSideDeletePrunesIt)
+}
+
+func testAnObjectDeletedAndCreatedAgainIsAdoptedSoAGitSideDeletePrunesIt(t *testing.T, a gitopsApplier) {
+	l := newLoop(t, a)
 	path := l.folder + "phoenix.yaml"
 	cm := func() *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "phoenix"}, Data: map[string]string{"v": "1"}}

@@ -7,27 +7,27 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gitops-reverser/gitops-reverser/internal/applier"
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
 
-// E7: a resync forced while a Git-side push waits for its apply (here Flux is suspended)
+// E7: a resync forced while a Git-side push waits for its apply (here the applier is suspended)
 // lists the cluster as it was before the push; written, it would revert the push in Git.
 // It is discarded, and once the apply landed a new snapshot is taken: the push survives in
 // Git and reaches the cluster.
 func TestAGitSidePushSurvivesAResyncBeforeItsApply(t *testing.T) {
-	l := newLoop(t)
+	eachApplier(t, testAGitSidePushSurvivesAResyncBeforeItsApply)
+}
+
+func testAGitSidePushSurvivesAResyncBeforeItsApply(t *testing.T, a gitopsApplier) {
+	l := newLoop(t, a)
 	l.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "x"}, Data: map[string]string{"v": "1"}})
 	path := l.folder + "x.yaml"
 	waitFor(t, "the ConfigMap in Git", func() bool { return l.inGit(path) != "" })
 	waitFor(t, "the ConfigMap adopted", func() bool { return l.adopted("x") })
 	l.appliesSettled()
 
-	l.suspend(true)
+	a.suspend(l, true)
 	if _, err := l.pushForeign(testenv.ForeignChange{Files: map[string]string{path: configMapDoc(l.ns, "x", "from-git")}}); err != nil {
 		t.Fatal(err)
 	}
@@ -40,28 +40,12 @@ func TestAGitSidePushSurvivesAResyncBeforeItsApply(t *testing.T) {
 		t.Fatalf("the resync reverted the Git-side push: %q", got)
 	}
 
-	l.suspend(false)
+	a.suspend(l, false)
 	waitFor(t, "the push on the cluster", func() bool { return l.live("x") == "from-git" })
 	waitFor(t, "Git caught up by the cluster", func() bool { return !l.applyStatus().GitAhead })
 	l.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "marker"}, Data: map[string]string{"v": "1"}})
 	waitFor(t, "the marker in Git", func() bool { return l.inGit(l.folder+"marker.yaml") != "" })
 	if got := l.inGit(path); got != configMapDoc(l.ns, "x", "from-git") {
 		t.Fatalf("the Git-side push was reverted after the apply: %q", got)
-	}
-}
-
-// suspend sets the Kustomization's spec.suspend.
-func (l *loop) suspend(on bool) {
-	l.t.Helper()
-	ks := &unstructured.Unstructured{}
-	ks.SetGroupVersionKind(applier.KustomizationGVK)
-	ks.SetNamespace(testenv.FluxNamespace)
-	ks.SetName("apps")
-	patch := []byte(`{"spec":{"suspend":false}}`)
-	if on {
-		patch = []byte(`{"spec":{"suspend":true}}`)
-	}
-	if err := l.cp.Client.Patch(l.ctx(), ks, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		l.t.Fatal(err)
 	}
 }

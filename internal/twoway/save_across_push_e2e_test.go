@@ -24,7 +24,11 @@ import (
 // Git-side commit and pushed. The request resolves with the commit as it is on the remote,
 // the Git-side change stays in Git and is applied.
 func TestACommitRequestMadeAcrossAGitSideChangeResolvesFromThePush(t *testing.T) {
-	l := newStoppedLoop(t)
+	eachApplier(t, testACommitRequestMadeAcrossAGitSideChangeResolvesFromThePush)
+}
+
+func testACommitRequestMadeAcrossAGitSideChangeResolvesFromThePush(t *testing.T, a gitopsApplier) {
+	l := newStoppedLoop(t, a)
 	var provider v1.GitProvider
 	if err := l.cp.Client.Get(l.ctx(), keyOf(l.ns, "origin"), &provider); err != nil {
 		t.Fatal(err)

@@ -17,7 +17,11 @@ import (
 // push reaches the cluster, and every edit ends in Git and on the cluster (the last one in
 // both).
 func TestAGitSidePushIsAppliedWhileEditsKeepArriving(t *testing.T) {
-	l := newLoop(t)
+	eachApplier(t, testAGitSidePushIsAppliedWhileEditsKeepArriving)
+}
+
+func testAGitSidePushIsAppliedWhileEditsKeepArriving(t *testing.T, a gitopsApplier) {
+	l := newLoop(t, a)
 	l.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: l.ns, Name: "steady"}, Data: map[string]string{"v": "0"}})
 	waitFor(t, "the ConfigMap adopted", func() bool { return l.adopted("steady") })
 	l.appliesSettled()
