@@ -67,8 +67,8 @@ argocd: ## Build (or find) Argo CD's binary (and install redis-server) for the t
 unit: ## Fast tests: no control plane needed.
 	$(GO) test ./...
 
-e2e: ## Tests against a real kube-apiserver and etcd (and the Git servers, and Flux).
-	assets=$$($(CONTROL_PLANE)); flux=$$($(FLUX)); KUBEBUILDER_ASSETS="$$assets" FLUX_BIN="$$flux" $(GO) test -tags e2e -count=1 -timeout 40m ./...
+e2e: ## Tests against a real kube-apiserver and etcd (and the Git servers, Flux and Argo CD).
+	assets=$$($(CONTROL_PLANE)); flux=$$($(FLUX)); argocd=$$($(ARGOCD)); KUBEBUILDER_ASSETS="$$assets" FLUX_BIN="$$flux" ARGOCD_BIN="$$argocd" $(GO) test -tags e2e -count=1 -timeout 50m ./...
 
 # The write path under stress and -race (internal/stress): 8 GitTargets on 2 branches, 5,000
 # changes, rotations, refused pushes and a forced 410; one to two minutes on two cores.
@@ -83,9 +83,10 @@ bench: build ## Benchmarks of speed and memory: the end-to-end run of BENCH.md (
 	$(MAKE) --no-print-directory bench-micro
 	$(MAKE) --no-print-directory bench-twoway
 
-# E13 of docs/two-way.md against real Flux: API create → adopted, s/adopted over 10 creates.
-bench-twoway: ## The two-way loop's benchmark: API create to adopted by Flux.
-	assets=$$($(CONTROL_PLANE)); flux=$$($(FLUX)); KUBEBUILDER_ASSETS="$$assets" FLUX_BIN="$$flux" $(GO) test -tags e2e -run '^$$' -bench . -benchtime 10x ./internal/twoway/
+# E13 of docs/two-way.md against real Flux and Argo CD: API create → adopted, s/adopted over
+# 10 creates, per applier.
+bench-twoway: ## The two-way loop's benchmark: API create to adopted by Flux and by Argo CD.
+	assets=$$($(CONTROL_PLANE)); flux=$$($(FLUX)); argocd=$$($(ARGOCD)); KUBEBUILDER_ASSETS="$$assets" FLUX_BIN="$$flux" ARGOCD_BIN="$$argocd" $(GO) test -tags e2e -run '^$$' -bench . -benchtime 10x ./internal/twoway/
 
 bench-micro: ## The go test micro-benchmarks.
 	$(GO) test -run '^$$' -bench . -benchmem ./...

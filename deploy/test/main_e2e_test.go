@@ -29,14 +29,19 @@ import (
 var cp *testenv.ControlPlane
 
 func TestMain(m *testing.M) {
-	// Flux's CRDs too: the dry-run-only policy is tested on the Flux objects the two-way
-	// loop annotates.
+	// Flux's and Argo CD's CRDs too: the dry-run-only policy is tested on the objects the
+	// two-way loop annotates.
 	flux, err := testenv.FluxCRDs()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	cp, err = testenv.StartControlPlane(flux)
+	argocd, err := testenv.ArgoCDCRDs()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	cp, err = testenv.StartControlPlane(flux, argocd)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -69,6 +69,7 @@ func TestOperatorRunsWithTheInstalledRBAC(t *testing.T) {
 	writesOnlyDryRuns(t, ctx, saClient, ns)
 	theExemptionsAreNarrow(t, ctx, saClient, ns)
 	fluxPatchesAreAnnotationsOnly(t, ctx, saClient, ns)
+	argoCDPatchesAreSyncRequestsOnly(t, ctx, saClient, ns)
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -249,6 +250,45 @@ func fluxPatchesAreAnnotationsOnly(t *testing.T, ctx context.Context, sa client.
 		"label it":                  `{"metadata":{"labels":{"x":"y"}}}`,
 		"give it an owner":          `{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"gone","uid":"00000000-0000-0000-0000-000000000000"}]}}`,
 		"change the request itself": `{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"later"},"labels":{"x":"y"}}}`,
+	} {
+		if err := patch(body); err == nil || !strings.Contains(err.Error(), "dry-run") {
+			t.Errorf("the ServiceAccount could %s: %v; want the policy's refusal", what, err)
+		}
+	}
+}
+
+// argoCDPatchesAreSyncRequestsOnly shows what the policy lets the operator change of an
+// Argo CD Application (docs/two-way.md): the refresh annotation and the operation, nothing
+// else.
+func argoCDPatchesAreSyncRequestsOnly(t *testing.T, ctx context.Context, sa client.Client, ns string) {
+	t.Helper()
+	app := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "apps", "namespace": ns},
+		"spec": map[string]any{"project": "default",
+			"source":      map[string]any{"repoURL": "http://127.0.0.1/fleet.git", "targetRevision": "main", "path": "apps"},
+			"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": ns}},
+	}}
+	app.SetGroupVersionKind(applier.ApplicationGVK)
+	mustCreate(t, ctx, app)
+	patch := func(body string) error {
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(applier.ApplicationGVK)
+		obj.SetNamespace(ns)
+		obj.SetName("apps")
+		return sa.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(body)))
+	}
+	sync := `{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"hard"}},"operation":{"initiatedBy":{"username":"gitops-reverser"},"sync":{"revision":"0123456789abcdef0123456789abcdef01234567","prune":true}}}`
+	if err := patch(sync); err != nil {
+		t.Errorf("the ServiceAccount's sync request was refused: %v", err)
+	}
+	for what, body := range map[string]string{
+		"change its source":      `{"spec":{"source":{"path":"elsewhere"}}}`,
+		"turn on self-healing":   `{"spec":{"syncPolicy":{"automated":{"selfHeal":true}}}}`,
+		"write its status":       `{"status":{"sync":{"status":"Synced"}}}`,
+		"add another annotation": `{"metadata":{"annotations":{"argocd.argoproj.io/skip-reconcile":"true"}}}`,
+		"add a finalizer":        `{"metadata":{"finalizers":["resources-finalizer.argocd.argoproj.io"]}}`,
+		"label it":               `{"metadata":{"labels":{"x":"y"}}}`,
+		"sync and change it too": `{"operation":{"sync":{"revision":"main"}},"spec":{"source":{"path":"elsewhere"}}}`,
 	} {
 		if err := patch(body); err == nil || !strings.Contains(err.Error(), "dry-run") {
 			t.Errorf("the ServiceAccount could %s: %v; want the policy's refusal", what, err)
