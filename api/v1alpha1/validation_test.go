@@ -335,3 +335,19 @@ func TestFluxTriggerNeedsAKustomizationName(t *testing.T) {
 		t.Fatalf("a good FluxTrigger was refused: %v", err)
 	}
 }
+
+func TestArgoCDTriggerNeedsAnApplicationName(t *testing.T) {
+	at := &v1.ArgoCDTrigger{ObjectMeta: metav1.ObjectMeta{Name: "no-name", Namespace: ns}}
+	expectRefused(t, cp.Client.Create(ctx(t), at), "spec.applicationRef.name")
+	at = &v1.ArgoCDTrigger{ObjectMeta: metav1.ObjectMeta{Name: "apps", Namespace: ns},
+		Spec: v1.ArgoCDTriggerSpec{ApplicationRef: v1.ApplicationReference{Name: "apps", Namespace: "argocd"}}}
+	if err := cp.Client.Create(ctx(t), at); err != nil {
+		t.Fatalf("a good ArgoCDTrigger was refused: %v", err)
+	}
+	gt := target("argocd-triggered", func(gt *v1.GitTarget) {
+		gt.Spec.ApplyTriggerRef = &v1.ApplyTriggerReference{Kind: "ArgoCDTrigger", Name: "apps"}
+	})
+	if err := cp.Client.Create(ctx(t), gt); err != nil {
+		t.Fatalf("a GitTarget naming an ArgoCDTrigger was refused: %v", err)
+	}
+}
