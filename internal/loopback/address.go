@@ -1,18 +1,16 @@
 package loopback
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
-	"syscall"
+	"strings"
 )
 
-// The range ports are taken from: below Linux's default ephemeral range (32768–60999), so
-// neither outgoing connections nor port-0 listeners are handed these ports by the kernel.
+// The range ports are taken from by default: below Linux's default ephemeral range
+// (32768–60999), so neither outgoing connections nor port-0 listeners are handed them.
 const (
 	lowPort  = 20000
 	highPort = 32000
@@ -23,13 +21,10 @@ const (
 // for and that no other caller of Address on this machine holds. The reservation lasts
 // until the process exits.
 func Address() (string, error) {
-	dir := filepath.Join(os.TempDir(), "gitops-reverser-ports")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("reserve a loopback port: %w", err)
-	}
+	low, high := portRange(ephemeralRange())
 	for range attempts {
-		port := lowPort + rand.IntN(highPort-lowPort)
-		reserved, err := reserve(dir, port)
+		port := low + rand.IntN(high-low)
+		reserved, err := reserve(port)
 		if err != nil {
 			return "", err
 		}
@@ -41,31 +36,43 @@ func Address() (string, error) {
 			return addr, nil
 		}
 	}
-	return "", fmt.Errorf("reserve a loopback port: no free port in %d-%d after %d attempts", lowPort, highPort, attempts)
+	return "", fmt.Errorf("reserve a loopback port: no free port in %d-%d after %d attempts", low, high, attempts)
 }
 
-// reserve takes an exclusive lock on the port's file. The descriptor is deliberately never
-// closed (a raw descriptor, so no finalizer closes it either): the lock is released when the
-// process exits, whichever way it exits. A second open in the same process conflicts too,
-// because flock locks belong to the open file description.
-func reserve(dir string, port int) (bool, error) {
-	path := filepath.Join(dir, strconv.Itoa(port))
-	fd, err := syscall.Open(path, syscall.O_CREAT|syscall.O_RDWR|syscall.O_CLOEXEC, 0o600)
+// portRange is the range to draw from, given the kernel's ephemeral range (0, 0 when
+// unknown): 20000–32000 unless that overlaps it, else what lies below or above it.
+func portRange(ephemeralLow, ephemeralHigh int) (int, int) {
+	switch {
+	case ephemeralLow == 0 || ephemeralLow >= highPort || ephemeralHigh < lowPort:
+		return lowPort, highPort
+	case ephemeralLow-1024 >= 2000: // room below it, above the privileged ports
+		return 1024, ephemeralLow
+	case 65535-ephemeralHigh >= 2000:
+		return ephemeralHigh + 1, 65536
+	}
+	return lowPort, highPort // the whole range is ephemeral: the bind check still holds
+}
+
+// ephemeralRange reads Linux's ip_local_port_range; 0, 0 when it cannot.
+func ephemeralRange() (int, int) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
 	if err != nil {
-		return false, fmt.Errorf("reserve loopback port %d: %w", port, err)
+		return 0, 0
 	}
-	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		_ = syscall.Close(fd)
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return false, nil
-		}
-		return false, fmt.Errorf("reserve loopback port %d: %w", port, err)
+	fields := strings.Fields(string(b))
+	if len(fields) != 2 {
+		return 0, 0
 	}
-	return true, nil
+	low, err1 := strconv.Atoi(fields[0])
+	high, err2 := strconv.Atoi(fields[1])
+	if err1 != nil || err2 != nil || low > high {
+		return 0, 0
+	}
+	return low, high
 }
 
 // free reports whether addr can be bound now; a port some other program holds is skipped
-// (its lock stays taken, which only narrows the range a little).
+// (its reservation stays taken, which only narrows the range a little).
 func free(addr string) bool {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitops-reverser/gitops-reverser/internal/loopback"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -210,15 +208,4 @@ func (f *Flux) Running() error {
 		}
 	}
 	return nil
-}
-
-// LoopbackAddress returns a loopback address reserved for this test process (see package
-// loopback): a server started with it later does not collide with another's.
-func LoopbackAddress(t testing.TB) string {
-	t.Helper()
-	addr, err := loopback.Address()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return addr
 }
