@@ -258,15 +258,17 @@ func fluxPatchesAreAnnotationsOnly(t *testing.T, ctx context.Context, sa client.
 }
 
 // argoCDPatchesAreSyncRequestsOnly shows what the policy lets the operator change of an
-// Argo CD Application (docs/two-way.md): the refresh annotation and the operation, nothing
-// else.
+// Argo CD Application (docs/two-way.md): the refresh annotation and a sync operation of one
+// commit with the Application's own options, added where there is none, or withdrawn;
+// nothing else.
 func argoCDPatchesAreSyncRequestsOnly(t *testing.T, ctx context.Context, sa client.Client, ns string) {
 	t.Helper()
 	app := &unstructured.Unstructured{Object: map[string]any{
 		"metadata": map[string]any{"name": "apps", "namespace": ns},
 		"spec": map[string]any{"project": "default",
 			"source":      map[string]any{"repoURL": "http://127.0.0.1/fleet.git", "targetRevision": "main", "path": "apps"},
-			"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": ns}},
+			"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": ns},
+			"syncPolicy":  map[string]any{"syncOptions": []any{"PrunePropagationPolicy=background"}}},
 	}}
 	app.SetGroupVersionKind(applier.ApplicationGVK)
 	mustCreate(t, ctx, app)
@@ -277,22 +279,46 @@ func argoCDPatchesAreSyncRequestsOnly(t *testing.T, ctx context.Context, sa clie
 		obj.SetName("apps")
 		return sa.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(body)))
 	}
-	sync := `{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"hard"}},"operation":{"initiatedBy":{"username":"gitops-reverser"},"sync":{"revision":"0123456789abcdef0123456789abcdef01234567","prune":true}}}`
-	if err := patch(sync); err != nil {
-		t.Errorf("the ServiceAccount's sync request was refused: %v", err)
+	commit := "0123456789abcdef0123456789abcdef01234567"
+	op := func(sync string) string {
+		return `{"operation":{"initiatedBy":{"username":"gitops-reverser"},"sync":` + sync + `}}`
 	}
 	for what, body := range map[string]string{
-		"change its source":      `{"spec":{"source":{"path":"elsewhere"}}}`,
-		"turn on self-healing":   `{"spec":{"syncPolicy":{"automated":{"selfHeal":true}}}}`,
-		"write its status":       `{"status":{"sync":{"status":"Synced"}}}`,
-		"add another annotation": `{"metadata":{"annotations":{"argocd.argoproj.io/skip-reconcile":"true"}}}`,
-		"add a finalizer":        `{"metadata":{"finalizers":["resources-finalizer.argocd.argoproj.io"]}}`,
-		"label it":               `{"metadata":{"labels":{"x":"y"}}}`,
-		"sync and change it too": `{"operation":{"sync":{"revision":"main"}},"spec":{"source":{"path":"elsewhere"}}}`,
+		"change its source":                 `{"spec":{"source":{"path":"elsewhere"}}}`,
+		"turn on self-healing":              `{"spec":{"syncPolicy":{"automated":{"selfHeal":true}}}}`,
+		"write its status":                  `{"status":{"sync":{"status":"Synced"}}}`,
+		"add another annotation":            `{"metadata":{"annotations":{"argocd.argoproj.io/skip-reconcile":"true"}}}`,
+		"add a finalizer":                   `{"metadata":{"finalizers":["resources-finalizer.argocd.argoproj.io"]}}`,
+		"label it":                          `{"metadata":{"labels":{"x":"y"}}}`,
+		"give it an owner":                  `{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"gone","uid":"00000000-0000-0000-0000-000000000000"}]}}`,
+		"sync and change it too":            `{"operation":{"initiatedBy":{"username":"gitops-reverser"},"sync":{"revision":"` + commit + `","syncOptions":["PrunePropagationPolicy=background"]}},"spec":{"source":{"path":"elsewhere"}}}`,
+		"sync manifests of its own":         op(`{"revision":"` + commit + `","syncOptions":["PrunePropagationPolicy=background"],"manifests":["kind: ClusterRoleBinding"]}`),
+		"sync another source":               op(`{"revision":"` + commit + `","syncOptions":["PrunePropagationPolicy=background"],"source":{"repoURL":"http://evil.example/x.git","path":"."}}`),
+		"force the sync":                    op(`{"revision":"` + commit + `","syncOptions":["PrunePropagationPolicy=background"],"syncStrategy":{"apply":{"force":true}}}`),
+		"sync a branch instead of a commit": op(`{"revision":"main","syncOptions":["PrunePropagationPolicy=background"]}`),
+		"sync with other options":           op(`{"revision":"` + commit + `","syncOptions":["Replace=true"]}`),
+		"sync as someone else":              `{"operation":{"initiatedBy":{"username":"admin"},"sync":{"revision":"` + commit + `","syncOptions":["PrunePropagationPolicy=background"]}}}`,
 	} {
 		if err := patch(body); err == nil || !strings.Contains(err.Error(), "dry-run") {
 			t.Errorf("the ServiceAccount could %s: %v; want the policy's refusal", what, err)
 		}
+	}
+	// The applier's own request is admitted, once: a second would replace it.
+	if err := cp.Client.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
+		t.Fatal(err)
+	}
+	request, err := applier.SyncPatch(app.GetResourceVersion(), commit, "a-token", []string{"PrunePropagationPolicy=background"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := patch(string(request)); err != nil {
+		t.Fatalf("the ServiceAccount's sync request was refused: %v", err)
+	}
+	if err := patch(op(`{"revision":"` + commit + `","syncOptions":["PrunePropagationPolicy=background"]}`)); err == nil || !strings.Contains(err.Error(), "dry-run") {
+		t.Errorf("the ServiceAccount could replace a queued operation: %v; want the policy's refusal", err)
+	}
+	if err := patch(`{"operation":null}`); err != nil {
+		t.Errorf("the ServiceAccount could not withdraw its own queued operation: %v", err)
 	}
 }
 

@@ -61,7 +61,12 @@ func (a *ArgoCD) Apply(ctx context.Context, app types.NamespacedName, branch, co
 	if err := a.requestSync(ctx, app, branch, commit, tok); err != nil {
 		return Applied{}, err
 	}
-	return a.outcome(ctx, app, commit, tok)
+	applied, err := a.outcome(ctx, app, commit, tok)
+	var typed *Error
+	if errors.As(err, &typed) && typed.Reason == ReasonTimedOut {
+		a.withdraw(app, tok)
+	}
+	return applied, err
 }
 
 // requestSync waits until the Application runs no operation, then gives it one: a sync of
@@ -81,8 +86,16 @@ func (a *ArgoCD) requestSync(ctx context.Context, key types.NamespacedName, bran
 		if running = runningOperation(app); running != "" {
 			return false, nil
 		}
-		options, _, _ := unstructured.NestedStringSlice(app.Object, "spec", "syncPolicy", "syncOptions")
-		err = a.Client.Patch(ctx, app, client.RawPatch(types.MergePatchType, syncPatch(app.GetResourceVersion(), commit, tok, options)))
+		options, _, err := unstructured.NestedStringSlice(app.Object, "spec", "syncPolicy", "syncOptions")
+		if err != nil {
+			return false, &Error{Reason: ReasonMisconfigured, Object: describe(ApplicationGVK, key),
+				Message: fmt.Sprintf("spec.syncPolicy.syncOptions is not a list of strings: %v", err)}
+		}
+		patch, err := SyncPatch(app.GetResourceVersion(), commit, tok, options)
+		if err != nil {
+			return false, err
+		}
+		err = a.Client.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch))
 		switch {
 		case apierrors.IsConflict(err):
 			return false, nil
@@ -114,8 +127,16 @@ func (a *ArgoCD) outcome(ctx context.Context, key types.NamespacedName, commit, 
 			return false, err
 		}
 		state, _, _ := unstructured.NestedMap(app.Object, "status", "operationState")
-		if operationToken(state) != tok {
-			return false, nil // not started yet, or an earlier operation's state
+		if requestToken(state, "operation") != tok {
+			if pending, ok, _ := unstructured.NestedMap(app.Object, "operation"); ok && pending != nil {
+				return false, nil // not started yet: an earlier operation's state
+			}
+			// Argo CD clears the operation with the state of its end, in one patch: no
+			// operation and another state is another operation that replaced this one's
+			// (an automated sync, a user's) before its outcome was read.
+			failed = &Error{Reason: ReasonOtherRevision, Object: describe(ApplicationGVK, key),
+				Message: fmt.Sprintf("another operation replaced the sync of %s before its outcome was read; it is asked again", commit)}
+			return true, nil
 		}
 		phase, _, _ := unstructured.NestedString(state, "phase")
 		message, _, _ := unstructured.NestedString(state, "message")
@@ -160,11 +181,35 @@ func checkApplication(app *unstructured.Unstructured, branch string) error {
 		return &Error{Reason: ReasonMisconfigured, Object: describe(ApplicationGVK, key),
 			Message: fmt.Sprintf("spec.source.targetRevision is %q but the GitTarget writes branch %q: set targetRevision to that branch", revision, branch)}
 	}
-	if heal, _, _ := unstructured.NestedBool(app.Object, "spec", "syncPolicy", "automated", "selfHeal"); heal {
+	enabled, set, _ := unstructured.NestedBool(app.Object, "spec", "syncPolicy", "automated", "enabled")
+	if heal, _, _ := unstructured.NestedBool(app.Object, "spec", "syncPolicy", "automated", "selfHeal"); heal && (enabled || !set) {
 		return &Error{Reason: ReasonMisconfigured, Object: describe(ApplicationGVK, key),
 			Message: "spec.syncPolicy.automated.selfHeal is true: it reverts API edits before they reach Git; turn it off (the operator asks for every sync the loop needs)"}
 	}
 	return nil
+}
+
+// withdraw removes the operation of the request tok when Argo CD has not started it: a sync
+// of an old commit left queued (the controller down, a sync window) would otherwise run
+// later and put that commit back over what came since. The resourceVersion precondition
+// leaves an operation Argo CD started in between alone.
+func (a *ArgoCD) withdraw(key types.NamespacedName, tok string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	app, err := get(ctx, a.Client, ApplicationGVK, key, "ArgoCDTrigger")
+	if err != nil {
+		return
+	}
+	pending, ok, _ := unstructured.NestedMap(app.Object, "operation")
+	if !ok || requestToken(pending) != tok {
+		return
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": app.GetResourceVersion()}, "operation": nil})
+	if err != nil {
+		return
+	}
+	// Best effort: a failure leaves the request queued, as a timed-out apply always could.
+	_ = a.Client.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch))
 }
 
 // runningOperation describes the operation the Application has or runs, "" for none.
@@ -179,15 +224,16 @@ func runningOperation(app *unstructured.Unstructured) string {
 	return ""
 }
 
-// syncPatch is the merge patch that asks for a sync of commit, marked with tok, with the
+// SyncPatch is the merge patch that asks for a sync of commit, marked with tok, with the
 // Application's own sync options (as Argo CD's CLI and UI sync with them): its prune
 // propagation policy, server-side apply and the like hold for the operator's syncs too.
-func syncPatch(resourceVersion, commit, tok string, options []string) []byte {
+// The dry-run-only policy admits exactly this shape (deploy/test sends it).
+func SyncPatch(resourceVersion, commit, tok string, options []string) ([]byte, error) {
 	sync := map[string]any{"revision": commit, "prune": true}
 	if len(options) > 0 {
 		sync["syncOptions"] = options
 	}
-	patch, _ := json.Marshal(map[string]any{ // cannot fail: strings, maps and slices only
+	return json.Marshal(map[string]any{
 		"metadata": map[string]any{
 			"resourceVersion": resourceVersion,
 			"annotations":     map[string]string{RefreshAnnotation: "hard"},
@@ -198,12 +244,13 @@ func syncPatch(resourceVersion, commit, tok string, options []string) []byte {
 			"sync":        sync,
 		},
 	})
-	return patch
+
 }
 
-// operationToken is the request token of the operation an operationState reports.
-func operationToken(state map[string]any) string {
-	infos, _, _ := unstructured.NestedSlice(state, "operation", "info")
+// requestToken is the request token of an operation (or, with path "operation", of the
+// operation an operationState reports).
+func requestToken(op map[string]any, path ...string) string {
+	infos, _, _ := unstructured.NestedSlice(op, append(path, "info")...)
 	for _, i := range infos {
 		if m, ok := i.(map[string]any); ok && m["name"] == requestInfo {
 			v, _ := m["value"].(string)

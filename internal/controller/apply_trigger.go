@@ -31,8 +31,8 @@ const (
 
 // The kinds of trigger a GitTarget's applyTriggerRef may name.
 const (
-	kindFluxTrigger   = "FluxTrigger"
-	kindArgoCDTrigger = "ArgoCDTrigger"
+	kindFluxTrigger   = worker.KindFluxTrigger
+	kindArgoCDTrigger = worker.KindArgoCDTrigger
 )
 
 // triggered is the applier object a trigger names: a Flux Kustomization or an Argo CD

@@ -22,7 +22,7 @@ var _ worker.Applier = appliers{}
 
 func (a appliers) Apply(ctx context.Context, trigger worker.ApplyTrigger, branch, commit string) (string, error) {
 	switch trigger.Kind {
-	case "FluxTrigger":
+	case worker.KindFluxTrigger:
 		applied, err := a.flux.Apply(ctx, types.NamespacedName{Namespace: trigger.Namespace, Name: trigger.Name}, branch, commit)
 		var e *applier.Error
 		if errors.As(err, &e) && e.Reason == applier.ReasonOtherRevision && applied.Revision != "" {
@@ -32,7 +32,7 @@ func (a appliers) Apply(ctx context.Context, trigger worker.ApplyTrigger, branch
 			return applied.Revision, nil
 		}
 		return applied.Revision, err
-	case "ArgoCDTrigger":
+	case worker.KindArgoCDTrigger:
 		applied, err := a.argocd.Apply(ctx, types.NamespacedName{Namespace: trigger.Namespace, Name: trigger.Name}, branch, commit)
 		return applied.Revision, err
 	}

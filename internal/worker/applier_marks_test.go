@@ -19,6 +19,8 @@ func TestTheApplierOfAnObjectIsReadFromItsMarks(t *testing.T) {
 		{"an Application in Argo CD's namespace", nil, "apps:apps/Deployment:team/x", "ArgoCDTrigger apps"},
 		{"a malformed tracking id", nil, "no-colon", ""},
 		{"an empty instance", nil, ":/ConfigMap:team/x", ""},
+		{"two parts only", nil, "apps:x", ""},
+		{"a cluster-scoped object", nil, "apps:rbac.authorization.k8s.io/ClusterRole:/reader", "ArgoCDTrigger apps"},
 	} {
 		if got := ApplierOf(c.labels, c.tracking); got != c.want {
 			t.Errorf("%s: ApplierOf = %q, want %q", c.name, got, c.want)

@@ -15,7 +15,14 @@ import (
 // the worker holds for the branch is on the remote (flush, then apply), so that the commit
 // applied holds every API edit received before it. All of this state is the loop's.
 
-// ApplyTrigger names the applier object of a target: a Flux Kustomization.
+// The kinds of trigger: what ApplyTrigger.Kind holds.
+const (
+	KindFluxTrigger   = "FluxTrigger"
+	KindArgoCDTrigger = "ArgoCDTrigger"
+)
+
+// ApplyTrigger names the applier object of a target, by the kind of the trigger that names
+// it: a Flux Kustomization (FluxTrigger) or an Argo CD Application (ArgoCDTrigger).
 type ApplyTrigger struct {
 	Kind            string
 	Namespace, Name string

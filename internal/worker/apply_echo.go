@@ -45,9 +45,9 @@ func (w *applyWindow) next(commit string, now time.Time) *applyWindow {
 // applierManagers are the field managers of an applier's writes, by trigger kind.
 func applierManagers(kind string) []string {
 	switch kind {
-	case "FluxTrigger":
+	case KindFluxTrigger:
 		return []string{"kustomize-controller"} // server-side apply
-	case "ArgoCDTrigger":
+	case KindArgoCDTrigger:
 		return []string{"argocd-controller"} // client-side apply (operation Update)
 	}
 	return nil

@@ -21,18 +21,19 @@ const (
 // that is "ArgoCDTrigger <name>".
 func ApplierOf(labels map[string]string, trackingID string) string {
 	if name, ns := labels[fluxNameLabel], labels[fluxNamespaceLabel]; name != "" && ns != "" {
-		return "FluxTrigger " + ns + "/" + name
+		return KindFluxTrigger + " " + ns + "/" + name
 	}
 	// "<instance>:<group>/<kind>:<namespace>/<name>"; the instance is "<namespace>_<name>"
 	// of an Application outside Argo CD's namespace.
-	instance, _, ok := strings.Cut(trackingID, ":")
-	if !ok || instance == "" {
+	parts := strings.SplitN(trackingID, ":", 3)
+	if len(parts) != 3 || parts[0] == "" || !strings.Contains(parts[1], "/") || !strings.Contains(parts[2], "/") {
 		return ""
 	}
+	instance := parts[0]
 	if ns, name, qualified := strings.Cut(instance, "_"); qualified {
-		return "ArgoCDTrigger " + ns + "/" + name
+		return KindArgoCDTrigger + " " + ns + "/" + name
 	}
-	return "ArgoCDTrigger " + instance
+	return KindArgoCDTrigger + " " + instance
 }
 
 // ownedElsewhere reports whether an object applied by applier belongs to another applier
