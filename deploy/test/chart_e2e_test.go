@@ -69,8 +69,8 @@ func chartCRDs(t testing.TB, ch *chart.Chart) []*unstructured.Unstructured {
 	for _, crd := range ch.CRDObjects() {
 		objs = append(objs, decodeYAML(t, crd.Filename, crd.File.Data)...)
 	}
-	if len(objs) != 6 {
-		t.Fatalf("the chart holds %d CRDs, want 6 (%s)", len(objs), names(objs))
+	if len(objs) != 7 {
+		t.Fatalf("the chart holds %d CRDs, want 7 (%s)", len(objs), names(objs))
 	}
 	return objs
 }
@@ -191,7 +191,7 @@ func policySpec(t *testing.T, objs []*unstructured.Unstructured, namespace strin
 		t.Fatal(err)
 	}
 	s := strings.ReplaceAll(string(b), "serviceaccount:"+namespace+":", "serviceaccount:NS:")
-	return strings.ReplaceAll(s, "'"+namespace+"'", "'NS'")
+	return strings.ReplaceAll(s, "request.namespace == '"+namespace+"'", "request.namespace == 'NS'")
 }
 
 // Values the chart refuses, through values.schema.json or a template's fail.

@@ -33,7 +33,7 @@ func kustomize(t testing.TB, dir string) []*unstructured.Unstructured {
 func TestConfigDefaultAppliesCleanly(t *testing.T) {
 	objs := kustomize(t, filepath.Join(repoRoot(t), "config", "default"))
 	want := map[string]int{
-		"Namespace": 1, "CustomResourceDefinition": 6, "ServiceAccount": 1,
+		"Namespace": 1, "CustomResourceDefinition": 7, "ServiceAccount": 1,
 		"ClusterRole": 3, "ClusterRoleBinding": 2, "Role": 2, "RoleBinding": 2,
 		"Deployment": 1, "Service": 1, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
 	}

@@ -75,9 +75,13 @@ func (a *ArgoCD) Apply(ctx context.Context, app types.NamespacedName, branch, co
 // conflict, and the wait starts again.
 func (a *ArgoCD) requestSync(ctx context.Context, key types.NamespacedName, branch, commit, tok string) error {
 	var running string
+	var unread error
 	err := wait.PollUntilContextCancel(ctx, a.poll(), true, func(ctx context.Context) (bool, error) {
 		app, err := get(ctx, a.Client, ApplicationGVK, key, "ArgoCDTrigger")
-		if err != nil {
+		if transient(err) {
+			unread = err
+			return false, nil
+		} else if err != nil {
 			return false, err
 		}
 		if err := checkApplication(app, branch); err != nil {
@@ -112,7 +116,7 @@ func (a *ArgoCD) requestSync(ctx context.Context, key types.NamespacedName, bran
 		return &Error{Reason: ReasonOperationRunning, Object: describe(ApplicationGVK, key),
 			Message: fmt.Sprintf("an operation (%s) ran for the whole %s: the sync of %s waits for it to end", running, orDefault(a.Timeout, DefaultTimeout), commit)}
 	case err != nil:
-		return &Error{Reason: ReasonTimedOut, Object: describe(ApplicationGVK, key), Message: fmt.Sprintf("could not give it a sync operation in time: %v", err)}
+		return &Error{Reason: ReasonTimedOut, Object: describe(ApplicationGVK, key), Message: fmt.Sprintf("could not give it a sync operation in time: %v", orErr(unread, err))}
 	}
 	return nil
 }
@@ -121,9 +125,13 @@ func (a *ArgoCD) requestSync(ctx context.Context, key types.NamespacedName, bran
 func (a *ArgoCD) outcome(ctx context.Context, key types.NamespacedName, commit, tok string) (Applied, error) {
 	var applied Applied
 	var failed *Error
+	var unread error
 	err := wait.PollUntilContextCancel(ctx, a.poll(), true, func(ctx context.Context) (bool, error) {
 		app, err := get(ctx, a.Client, ApplicationGVK, key, "ArgoCDTrigger")
-		if err != nil {
+		if transient(err) {
+			unread = err
+			return false, nil
+		} else if err != nil {
 			return false, err
 		}
 		state, _, _ := unstructured.NestedMap(app.Object, "status", "operationState")
@@ -158,7 +166,7 @@ func (a *ArgoCD) outcome(ctx context.Context, key types.NamespacedName, commit, 
 		return Applied{}, typed
 	case err != nil:
 		return Applied{}, &Error{Reason: ReasonTimedOut, Object: describe(ApplicationGVK, key),
-			Message: fmt.Sprintf("did not end the sync of %s within %s: is the Argo CD application controller running?", commit, orDefault(a.Timeout, DefaultTimeout))}
+			Message: fmt.Sprintf("did not end the sync of %s within %s: is the Argo CD application controller running? is a sync window closed?%s", commit, orDefault(a.Timeout, DefaultTimeout), lastRead(unread))}
 	case applied.Revision != commit:
 		return applied, &Error{Reason: ReasonOtherRevision, Object: describe(ApplicationGVK, key),
 			Message: fmt.Sprintf("synced %q, not commit %s", applied.Revision, commit)}
@@ -210,6 +218,28 @@ func (a *ArgoCD) withdraw(key types.NamespacedName, tok string) {
 	}
 	// Best effort: a failure leaves the request queued, as a timed-out apply always could.
 	_ = a.Client.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch))
+}
+
+// transient reports a read that failed for a moment (the API server, a client-side rate
+// limit near the deadline): the wait goes on. A missing Application ends it.
+func transient(err error) bool {
+	var e *Error
+	return err != nil && (!errors.As(err, &e) || e.Reason == ReasonUnreachable)
+}
+
+func orErr(first, second error) error {
+	if first != nil {
+		return first
+	}
+	return second
+}
+
+// lastRead names the last failed read of a wait that timed out, "" for none.
+func lastRead(err error) string {
+	if err == nil {
+		return ""
+	}
+	return " (last read: " + err.Error() + ")"
 }
 
 // runningOperation describes the operation the Application has or runs, "" for none.

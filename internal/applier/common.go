@@ -47,6 +47,9 @@ func get(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, key 
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)
 	if err := c.Get(ctx, key, obj); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err() // the apply's time is up: its caller says what it waited for
+		}
 		return nil, readError(gvk, key, "read", trigger, err)
 	}
 	return obj, nil
