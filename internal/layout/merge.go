@@ -51,11 +51,16 @@ func mergeScalar(dst, src *yaml.Node) {
 }
 
 // quoteYAML11 double-quotes a plain string that a YAML 1.1 reader would take for a bool or
-// a number ("yes", "off", "1:20"): the encoder, which writes YAML 1.2, would leave it plain.
+// a number ("yes", "off", "1:20"), which the encoder, writing YAML 1.2, would leave plain,
+// and a string that starts with a line break, which no block scalar keeps
+// (NeedsDoubleQuotes).
 func quoteYAML11(n *yaml.Node) {
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" && n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) == 0 &&
-		n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) == 0 && YAML11Special(n.Value) {
-		n.Style |= yaml.DoubleQuotedStyle
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" || n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+		return
+	}
+	block := n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0
+	if (!block && NeedsDoubleQuotes(n.Value)) || (block && startsWithLineBreak(n.Value)) {
+		n.Style = yaml.DoubleQuotedStyle
 	}
 }
 

@@ -257,6 +257,13 @@ func TestUpsertKeepsFormattingOfEditedDocument(t *testing.T) {
 			want:    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\ndata:\n  flag: \"off\"\n  time: \"1:20\"\n  plain: yesterday\n",
 		},
 		{
+			// yaml.v3 would keep the literal block, whose leading empty line no reader keeps.
+			name:    "a block scalar edited to start with a line break is double-quoted",
+			content: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\ndata:\n  script: |\n    echo hi\n    echo there\n",
+			doc:     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\ndata:\n  script: \"\\necho hi\\n\"\n",
+			want:    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\ndata:\n  script: \"\\necho hi\\n\"\n",
+		},
+		{
 			name:    "string that looks like a number stays a string",
 			content: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\ndata:\n  key: abc\n",
 			doc:     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\ndata:\n  key: \"123\"\n",

@@ -6,10 +6,23 @@ var yaml11Bools = [...]string{
 	"on", "On", "ON", "off", "Off", "OFF",
 }
 
+// NeedsDoubleQuotes reports whether the string s must be written double-quoted for every
+// reader to read it back: YAML 1.1 reads it as another type (YAML11Special), or it starts
+// with a line break, which yaml.v3 would write as a literal block whose leading empty lines
+// every reader drops.
+func NeedsDoubleQuotes(s string) bool {
+	return YAML11Special(s) || startsWithLineBreak(s)
+}
+
+func startsWithLineBreak(s string) bool { return len(s) > 0 && (s[0] == '\n' || s[0] == '\r') }
+
 // YAML11Special reports whether a YAML 1.1 parser (kubectl's, Flux's, kustomize's) would
 // read the plain scalar s as something other than a string: such a string is written
 // double-quoted (docs/sanitize.md#the-byte-format).
 func YAML11Special(s string) bool {
+	if s == "<<" {
+		return true // the merge key, of YAML 1.1 and of yaml.v3: as a key, plain, it merges
+	}
 	for _, b := range yaml11Bools {
 		if s == b {
 			return true

@@ -166,7 +166,7 @@ func reflectToJSON(rv reflect.Value) (any, bool) {
 // kustomize read documents with YAML 1.1 parsers.
 func stringNode(s string) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
-	if layout.YAML11Special(s) {
+	if layout.NeedsDoubleQuotes(s) {
 		n.Style = yaml.DoubleQuotedStyle
 	}
 	return n
