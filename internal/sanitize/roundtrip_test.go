@@ -6,6 +6,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+	"github.com/gitops-reverser/gitops-reverser/internal/tree"
 	"gopkg.in/yaml.v3"
 	k8syaml "sigs.k8s.io/yaml"
 )
@@ -24,7 +26,8 @@ var trickyValues = []string{
 
 // Every document the operator writes reads back as the same object in every Kubernetes
 // YAML reader: sigs.k8s.io/yaml (YAML 1.1, as kubectl, Helm and Argo CD read it) and yaml.v3
-// (YAML 1.2) — in labels, annotations, data values and data keys.
+// (YAML 1.2) — in labels, annotations, data values and data keys; as the document, as the
+// new file the folder gets, and as an existing file edited in place.
 func TestDocumentsReadBackAsTheSameObjectInEveryReader(t *testing.T) {
 	for _, v := range trickyValues {
 		readsBackTheSame(t, v)
@@ -58,9 +61,48 @@ func readsBackTheSame(t *testing.T, s string) {
 	if err != nil {
 		t.Fatalf("%q: %v", s, err)
 	}
+	readsAs(t, s, "the document", doc, obj)
+	readsAs(t, s, "a new file", written(t, nil, doc), obj)
+	existing := []byte("# the user's comment\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tricky\n  namespace: demo\n  labels:\n    l: |\n      block\n  annotations:\n    a: plain\ndata:\n  d: |\n    two\n    lines\n")
+	readsAs(t, s, "an existing file edited in place", written(t, existing, doc), obj)
+}
+
+// written is the file a folder holds after the document is written into it: a new file, or
+// the existing one (the same object, other values) edited in place.
+func written(t *testing.T, existing, doc []byte) []byte {
+	t.Helper()
+	const path = "demo/configmaps/tricky.yaml"
+	var files []tree.File
+	if existing != nil {
+		files = append(files, tree.File{Path: path, Content: existing})
+	}
+	ix, err := layout.BuildIndex(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(p string) ([]byte, bool, error) {
+		if p == path && existing != nil {
+			return existing, true, nil
+		}
+		return nil, false, nil
+	}
+	cm := layout.TypeInfo{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}
+	edits, err := layout.Upsert(ix, read, cm, doc, layout.Placement{Default: "{namespace}/configmaps/{name}.yaml"})
+	if err != nil {
+		t.Fatalf("write %s: %v", doc, err)
+	}
+	if len(edits) != 1 {
+		t.Fatalf("writing the document made %d file edits, want 1", len(edits))
+	}
+	return edits[0].Content
+}
+
+// readsAs checks that both readers read doc as obj.
+func readsAs(t *testing.T, s, what string, doc []byte, obj map[string]any) {
+	t.Helper()
 	js, err := k8syaml.YAMLToJSON(doc)
 	if err != nil {
-		t.Errorf("%q: sigs.k8s.io/yaml cannot read the document: %v\n%s", s, err, doc)
+		t.Errorf("%q, %s: sigs.k8s.io/yaml cannot read it: %v\n%s", s, what, err, doc)
 		return
 	}
 	var viaK8s map[string]any
@@ -68,14 +110,14 @@ func readsBackTheSame(t *testing.T, s string) {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(viaK8s, obj) {
-		t.Errorf("%q: sigs.k8s.io/yaml (YAML 1.1) reads another object:\n%s\nread: %v", s, doc, viaK8s)
+		t.Errorf("%q, %s: sigs.k8s.io/yaml (YAML 1.1) reads another object:\n%s\nread: %v", s, what, doc, viaK8s)
 	}
 	var viaV3 map[string]any
 	if err := yaml.Unmarshal(doc, &viaV3); err != nil {
-		t.Errorf("%q: yaml.v3 cannot read the document: %v\n%s", s, err, doc)
+		t.Errorf("%q, %s: yaml.v3 cannot read it: %v\n%s", s, what, err, doc)
 		return
 	}
 	if !reflect.DeepEqual(viaV3, obj) {
-		t.Errorf("%q: yaml.v3 (YAML 1.2) reads another object:\n%s\nread: %v", s, doc, viaV3)
+		t.Errorf("%q, %s: yaml.v3 (YAML 1.2) reads another object:\n%s\nread: %v", s, what, doc, viaV3)
 	}
 }
