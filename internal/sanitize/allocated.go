@@ -11,20 +11,31 @@ import "strings"
 func removeAllocated(obj, meta map[string]any) {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
-	if groupOf(apiVersion) != "" {
-		return
-	}
 	spec, ok := obj["spec"].(map[string]any)
 	if !ok {
 		return
 	}
-	switch kind {
-	case "Service":
+	switch groupOf(apiVersion) + "/" + kind {
+	case "/Service":
 		removeServiceAllocations(spec)
-	case "PersistentVolumeClaim":
+	case "/PersistentVolumeClaim":
 		annotations, _ := meta["annotations"].(map[string]any)
 		if bound, _ := annotations[boundByControllerAnnotation].(string); bound == "yes" {
 			delete(spec, "volumeName")
+		}
+	case "apps/StatefulSet":
+		removeClaimTemplateStatus(spec)
+	}
+}
+
+// removeClaimTemplateStatus removes the status the API server serialises inside a
+// StatefulSet's volumeClaimTemplates (`status: {phase: Pending}`): a status, like the
+// object's own, is no part of what a person writes.
+func removeClaimTemplateStatus(spec map[string]any) {
+	templates, _ := spec["volumeClaimTemplates"].([]any)
+	for _, t := range templates {
+		if tm, ok := t.(map[string]any); ok {
+			delete(tm, "status")
 		}
 	}
 }

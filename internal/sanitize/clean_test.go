@@ -225,3 +225,22 @@ func TestCleanKeepsAPreBoundVolumeName(t *testing.T) {
 		t.Error("a volumeName without the binder's annotation was removed")
 	}
 }
+
+// A StatefulSet's claim templates are written without the status the API server puts in
+// them; what a person wrote there stays.
+func TestCleanRemovesTheStatusOfClaimTemplates(t *testing.T) {
+	cleaned := Clean(map[string]any{
+		"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": map[string]any{"name": "db"},
+		"spec": map[string]any{"volumeClaimTemplates": []any{map[string]any{
+			"metadata": map[string]any{"name": "data"},
+			"spec":     map[string]any{"accessModes": []any{"ReadWriteOnce"}},
+			"status":   map[string]any{"phase": "Pending"},
+		}}},
+	})
+	if _, ok := lookup(cleaned, "spec", "volumeClaimTemplates", 0, "status"); ok {
+		t.Error("a claim template kept its status")
+	}
+	if v, _ := lookup(cleaned, "spec", "volumeClaimTemplates", 0, "metadata", "name"); v != "data" {
+		t.Error("the claim template's own content was removed")
+	}
+}
