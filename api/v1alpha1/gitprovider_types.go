@@ -89,7 +89,9 @@ type Identity struct {
 // CommitMessageSpec holds the Go templates used to write commit messages.
 type CommitMessageSpec struct {
 	// Template renders the message of a commit made from a closed window. It sees
-	// .Author, .GitTarget, .Count and .Changes (each with .Operation and .Path).
+	// .Author, .GitTarget, .Count, .Summary (what changed: "update ConfigMap demo/app",
+	// "create 3, update 2 in demo") and .Changes (each with .Operation — create, update,
+	// delete or prune — .Object, .Kind, .Namespace, .Name and .Path).
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
 	Template string `json:"template,omitempty"`

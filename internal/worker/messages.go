@@ -8,11 +8,13 @@ import (
 )
 
 const (
-	defaultMessageTemplate = `{{.Author}} on {{.GitTarget}}: {{.Count}} resource(s)
+	// The subject says what changed: one object by its verb, kind and name, several by
+	// counts, after the name of their author.
+	defaultMessageTemplate = `{{if eq .Count 1}}{{.Summary}}{{else}}{{.Author}}: {{.Summary}}{{end}}
 {{range .Changes}}
 - {{.Operation}} {{.Object}} ({{.Path}}){{end}}
 `
-	defaultResyncTemplate = `Resync {{.GitTarget}}: {{.Count}} change(s)
+	defaultResyncTemplate = `Resync: {{.Summary}}
 {{range .Changes}}
 - {{.Operation}} {{.Object}} ({{.Path}}){{end}}
 `
@@ -23,14 +25,22 @@ type messageData struct {
 	Author    string
 	GitTarget string
 	Count     int
-	Changes   []changeLine
+	// Summary says what changed (summarize): "update ConfigMap demo/app-config",
+	// "create 3, update 2 in demo".
+	Summary string
+	Changes []changeLine
 }
 
 // changeLine is one changed object in a commit message.
 type changeLine struct {
+	// Operation is create, update, delete or prune (a sweep's delete).
 	Operation string
-	Object    string
-	Path      string
+	// Object is the object's identity ("core/ConfigMap demo/app-config").
+	Object string
+	// Kind, Namespace and Name ("demo/app-config", or "admin" when cluster-scoped) name
+	// it for a reader.
+	Kind, Namespace, Name string
+	Path                  string
 }
 
 // messages renders commit messages from the configured templates.
@@ -85,7 +95,7 @@ func (m *messages) body(b *batch, changes []changeLine) string {
 	if len(b.snapshots) > 0 {
 		tpl = m.resync
 	}
-	data := messageData{Author: b.author.Name, GitTarget: b.target, Count: len(changes), Changes: changes}
+	data := messageData{Author: b.author.Name, GitTarget: b.target, Count: len(changes), Summary: summarize(changes), Changes: changes}
 	if b.message != "" {
 		var body bytes.Buffer
 		body.WriteString(b.message)
@@ -98,7 +108,7 @@ func (m *messages) body(b *batch, changes []changeLine) string {
 	var out bytes.Buffer
 	if err := tpl.Execute(&out, data); err != nil {
 		// A template that fails on real data still must not lose the commit.
-		return fmt.Sprintf("%s on %s: %d resource(s)\n", data.Author, data.GitTarget, data.Count)
+		return fmt.Sprintf("%s: %s\n", data.Author, data.Summary)
 	}
 	return out.String()
 }

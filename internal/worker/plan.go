@@ -268,11 +268,7 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 		}
 		a.live = live.doc
 		p.actions = append(p.actions, a)
-		op := a.op.String()
-		if a.sweep {
-			op = "prune"
-		}
-		p.lines = append(p.lines, changeLine{Operation: op, Object: a.id.String(), Path: f.path(edits[0].Path)})
+		p.lines = append(p.lines, changeLineOf(a, f.path(edits[0].Path)))
 	}
 	for _, ev := range b.events {
 		if ev.Op == OpDelete && !ts.cfg.Prune.deletesOnEvent() {

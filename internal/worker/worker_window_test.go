@@ -18,7 +18,7 @@ func TestBurstFromOneAuthorBecomesOneCommit(t *testing.T) {
 	if len(log) != 1 {
 		t.Fatalf("500 upserts from one author made %d commits, want 1: %v", len(log), subjects(log))
 	}
-	if log[0].Author != "alice <alice@example.com>" || !strings.HasPrefix(log[0].Subject, "alice on team/live: 500 resource(s)") {
+	if log[0].Author != "alice <alice@example.com>" || !strings.HasPrefix(log[0].Subject, "alice: create 500 in team-a") {
 		t.Fatalf("commit = %+v", log[0])
 	}
 	files, _ := r.server.ListFiles(repoName, "main")
@@ -143,13 +143,15 @@ func TestSaveAfterAnotherAuthorClosedTheWindowWaitsForTheCommit(t *testing.T) {
 }
 
 func TestAWindowWithoutAuthorNamesTheCommitterInItsMessage(t *testing.T) {
-	r := newRig(t)
-	ev := upsert("", "team-a", "anonymous", "1")
-	ev.Author = Author{}
-	r.submit(ev)
+	r := newRig(t, func(c *Config) { c.CommitWindow = 3 * time.Second })
+	for _, name := range []string{"anonymous", "nameless"} {
+		ev := upsert("", "team-a", name, "1")
+		ev.Author = Author{}
+		r.submit(ev)
+	}
 	r.settled()
 	log := r.log()
-	if !strings.HasPrefix(log[0].Subject, "GitOps Reverser ") {
+	if !strings.HasPrefix(log[0].Subject, "GitOps Reverser: ") {
 		t.Fatalf("subject %q does not name the committer", log[0].Subject)
 	}
 }
