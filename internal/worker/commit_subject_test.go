@@ -10,7 +10,9 @@ import (
 // A commit's subject says what changed: one object by its verb, kind and name, several by
 // counts per verb, with their namespace and after their author's name.
 func TestACommitSubjectSaysWhatChanged(t *testing.T) {
-	cm := func(ns, name string) layout.Identity { return layout.Identity{Kind: "ConfigMap", Namespace: ns, Name: name} }
+	cm := func(ns, name string) layout.Identity {
+		return layout.Identity{Kind: "ConfigMap", Namespace: ns, Name: name}
+	}
 	role := layout.Identity{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "reader"}
 	line := func(op Op, id layout.Identity, created, sweep bool) changeLine {
 		return changeLineOf(action{op: op, id: id, created: created, sweep: sweep}, "f.yaml")
