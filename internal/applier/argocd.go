@@ -77,11 +77,8 @@ func (a *ArgoCD) requestSync(ctx context.Context, key types.NamespacedName, bran
 	var running string
 	var unread error
 	err := wait.PollUntilContextCancel(ctx, a.poll(), true, func(ctx context.Context) (bool, error) {
-		app, err := get(ctx, a.Client, ApplicationGVK, key, "ArgoCDTrigger")
-		if transient(err) {
-			unread = err
-			return false, nil
-		} else if err != nil {
+		app, err := a.read(ctx, key, &unread)
+		if app == nil {
 			return false, err
 		}
 		if err := checkApplication(app, branch); err != nil {
@@ -127,11 +124,8 @@ func (a *ArgoCD) outcome(ctx context.Context, key types.NamespacedName, commit, 
 	var failed *Error
 	var unread error
 	err := wait.PollUntilContextCancel(ctx, a.poll(), true, func(ctx context.Context) (bool, error) {
-		app, err := get(ctx, a.Client, ApplicationGVK, key, "ArgoCDTrigger")
-		if transient(err) {
-			unread = err
-			return false, nil
-		} else if err != nil {
+		app, err := a.read(ctx, key, &unread)
+		if app == nil {
 			return false, err
 		}
 		state, _, _ := unstructured.NestedMap(app.Object, "status", "operationState")
@@ -218,6 +212,18 @@ func (a *ArgoCD) withdraw(key types.NamespacedName, tok string) {
 	}
 	// Best effort: a failure leaves the request queued, as a timed-out apply always could.
 	_ = a.Client.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch))
+}
+
+// read reads the Application during a wait: a read that fails for a moment is kept in
+// unread and gives no Application and no error (the wait goes on); any other failure ends
+// the wait with its error.
+func (a *ArgoCD) read(ctx context.Context, key types.NamespacedName, unread *error) (*unstructured.Unstructured, error) {
+	app, err := get(ctx, a.Client, ApplicationGVK, key, "ArgoCDTrigger")
+	if transient(err) {
+		*unread = err
+		return nil, nil
+	}
+	return app, err
 }
 
 // transient reports a read that failed for a moment (the API server, a client-side rate

@@ -41,22 +41,7 @@ func ArgoCDBin(t testing.TB) string {
 }
 
 // FindArgoCDBin is ArgoCDBin for a TestMain.
-func FindArgoCDBin() (string, error) {
-	if dir := os.Getenv("ARGOCD_BIN"); dir != "" {
-		return dir, nil
-	}
-	root, err := RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	cmd := exec.Command("bash", filepath.Join(root, "hack", "tools", "argocd.sh"))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("hack/tools/argocd.sh: %w", err)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
+func FindArgoCDBin() (string, error) { return findTool("ARGOCD_BIN", "argocd.sh") }
 
 // WithArgoCDCRDs installs Argo CD's CRDs (Application and AppProject, from ArgoCDBin's
 // ../crds) beside the project's. It combines with WithFluxCRDs, in either order: the
@@ -71,17 +56,7 @@ func WithArgoCDCRDs(t testing.TB) ControlPlaneOption {
 }
 
 // ArgoCDCRDs is WithArgoCDCRDs for a TestMain.
-func ArgoCDCRDs() (ControlPlaneOption, error) {
-	bin, err := FindArgoCDBin()
-	if err != nil {
-		return nil, err
-	}
-	root, err := RepoRoot()
-	if err != nil {
-		return nil, err
-	}
-	return servers.WithCRDDirectories(filepath.Join(root, "config", "crd"), filepath.Join(bin, "..", "crds")), nil
-}
+func ArgoCDCRDs() (ControlPlaneOption, error) { return toolCRDs(FindArgoCDBin()) }
 
 // ArgoCD is a running redis-server, argocd-repo-server and argocd-application-controller,
 // out of cluster, against a test control plane whose CRDs include Argo CD's

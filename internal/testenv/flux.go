@@ -37,19 +37,23 @@ func FluxBin(t testing.TB) string {
 }
 
 // FindFluxBin is FluxBin for a TestMain.
-func FindFluxBin() (string, error) {
-	if dir := os.Getenv("FLUX_BIN"); dir != "" {
+func FindFluxBin() (string, error) { return findTool("FLUX_BIN", "flux.sh") }
+
+// findTool returns the folder of a test tool: $env when set, else what hack/tools/<script>
+// prints (building the tool first when its cache lacks it; progress goes to stderr).
+func findTool(env, script string) (string, error) {
+	if dir := os.Getenv(env); dir != "" {
 		return dir, nil
 	}
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command("bash", filepath.Join(root, "hack", "tools", "flux.sh"))
+	cmd := exec.Command("bash", filepath.Join(root, "hack", "tools", script))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("hack/tools/flux.sh: %w", err)
+		return "", fmt.Errorf("hack/tools/%s: %w", script, err)
 	}
 	return strings.TrimSpace(string(out)), nil
 }
@@ -65,8 +69,10 @@ func WithFluxCRDs(t testing.TB) ControlPlaneOption {
 }
 
 // FluxCRDs is WithFluxCRDs for a TestMain.
-func FluxCRDs() (ControlPlaneOption, error) {
-	bin, err := FindFluxBin()
+func FluxCRDs() (ControlPlaneOption, error) { return toolCRDs(FindFluxBin()) }
+
+// toolCRDs installs the project's CRDs and those a test tool keeps in <bin>/../crds.
+func toolCRDs(bin string, err error) (ControlPlaneOption, error) {
 	if err != nil {
 		return nil, err
 	}
