@@ -45,6 +45,20 @@ func (r *Repo) subtree(root *object.Tree, dir string) (*object.Tree, error) {
 	return t, nil
 }
 
+// HasFolder reports whether dir ("" = the root) holds any entry at a commit; a commit
+// without the folder, or the empty commit "", answers false.
+func (r *Repo) HasFolder(commit, dir string) (bool, error) {
+	root, err := r.rootTree(commit)
+	if err != nil {
+		return false, err
+	}
+	t, err := r.subtree(root, dir)
+	if err != nil || t == nil {
+		return false, err
+	}
+	return len(t.Entries) > 0, nil
+}
+
 // ReadFiles returns every file below dir ("" = the whole tree) at a commit, with paths
 // relative to dir.
 func (r *Repo) ReadFiles(commit, dir string) ([]tree.File, error) {

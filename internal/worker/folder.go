@@ -245,13 +245,20 @@ func (f *folder) sweep(snap *Snapshot, prune PruneMode) (actions []action, retai
 	return actions, retained
 }
 
-// bootstrap adds the folder's README.md (and .sops.yaml with sopsRules, when set) when it
-// is missing (docs/layout.md#the-first-write).
+// bootstrap adds the folder's README.md when this plan creates the folder (a folder that
+// already holds files is the user's: nothing is added beside them), and .sops.yaml with
+// sopsRules, when set, when it is missing (docs/layout.md#the-first-write).
 func (f *folder) bootstrap(sopsRules []byte) error {
 	read := f.plan.view.read
-	edits, err := layout.Bootstrap(read)
+	existed, err := f.repo.HasFolder(f.plan.view.base, f.prefix)
 	if err != nil {
 		return err
+	}
+	var edits []layout.FileEdit
+	if !existed {
+		if edits, err = layout.Bootstrap(read); err != nil {
+			return err
+		}
 	}
 	if sopsRules != nil {
 		_, ok, err := read(sopsConfigName)
