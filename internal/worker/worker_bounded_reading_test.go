@@ -17,23 +17,35 @@ func nestedAliases(levels, width int) string {
 // of the branch keeps mirroring, and the folder is written again once the files are gone
 // (docs/security.md#bounded-reading).
 func TestHostileFilesRefuseTheirFolderByName(t *testing.T) {
+	bomb, big := nestedAliases(9, 9), "# "+strings.Repeat("x", 5<<20)+"\n"
+	listing := func(entry string) string { return "resources:\n- " + entry + "\n" }
 	for _, c := range []struct {
-		name, file, content, bound string
+		name  string
+		files map[string]string
+		named string // what the refusal names
+		bound string
 	}{
-		{"alias bomb", "clusters/dev/bomb.yaml", nestedAliases(9, 9), "aliases expanded"},
-		{"alias bomb under another name", "clusters/dev/bomb.txt", nestedAliases(9, 9), "aliases expanded"},
-		{"file over the size bound", "clusters/dev/big.yaml", "# " + strings.Repeat("x", 5<<20) + "\n", "size"},
+		{"alias bomb", map[string]string{"clusters/dev/kustomization.yaml": listing("bomb.yaml"), "clusters/dev/bomb.yaml": bomb},
+			"bomb.yaml", "aliases expanded"},
+		{"alias bomb under another name", map[string]string{"clusters/dev/kustomization.yaml": listing("bomb.txt"), "clusters/dev/bomb.txt": bomb},
+			"bomb.txt", "aliases expanded"},
+		{"file over the size bound", map[string]string{"clusters/dev/kustomization.yaml": listing("big.yaml"), "clusters/dev/big.yaml": big},
+			"big.yaml", "size"},
+		// A base outside the target folder is read through the same bounds.
+		{"alias bomb in a base outside the folder", map[string]string{"clusters/dev/kustomization.yaml": listing("../base"),
+			"clusters/base/kustomization.yaml": listing("bomb.yaml"), "clusters/base/bomb.yaml": bomb},
+			"base/bomb.yaml", "aliases expanded"},
+		{"file over the size bound in a base outside the folder", map[string]string{"clusters/dev/kustomization.yaml": listing("../base"),
+			"clusters/base/kustomization.yaml": listing("big.yaml"), "clusters/base/big.yaml": big},
+			"base/big.yaml", "size"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := rigOn(t, map[string]string{
-				"clusters/dev/kustomization.yaml": "resources:\n- " + strings.TrimPrefix(c.file, "clusters/dev/") + "\n",
-				c.file:                            c.content,
-			}, func(cfg *Config) { cfg.MaxFileBytes = 4 << 20 })
+			r := rigOn(t, c.files, func(cfg *Config) { cfg.MaxFileBytes = 4 << 20 })
 			r.setTarget(TargetConfig{Name: "team/other", Path: "clusters/prod", Prune: PruneOnEvent})
 			r.submit(upsert("alice", "team-a", "waiting", "1"))
 			st := r.waitStatus("the folder to be refused", func(st Status) bool { return st.Refused["team/live"] != "" })
-			if msg := st.Refused["team/live"]; !strings.Contains(msg, strings.TrimPrefix(c.file, "clusters/dev/")) || !strings.Contains(msg, c.bound) {
-				t.Fatalf("refusal %q, want it to name the file and the bound", msg)
+			if msg := st.Refused["team/live"]; !strings.Contains(msg, c.named) || !strings.Contains(msg, c.bound) {
+				t.Fatalf("refusal %q, want it to name %s and the bound", msg, c.named)
 			}
 			other := Event{Target: "team/other", Author: Author{Name: "bob"}, Op: OpUpsert, Type: configMapType,
 				ID: upsert("", "team-b", "elsewhere", "1").ID, Doc: configMap("team-b", "elsewhere", "1")}
@@ -42,7 +54,11 @@ func TestHostileFilesRefuseTheirFolderByName(t *testing.T) {
 				return r.hasFile("clusters/prod/team-b/core/configmaps/elsewhere.yaml")
 			})
 
-			if _, err := r.server.PushForeign(repoName, "main", testenv.ForeignChange{Delete: []string{c.file, "clusters/dev/kustomization.yaml"}}); err != nil {
+			fix := testenv.ForeignChange{}
+			for path := range c.files {
+				fix.Delete = append(fix.Delete, path)
+			}
+			if _, err := r.server.PushForeign(repoName, "main", fix); err != nil {
 				t.Fatal(err)
 			}
 			r.waitFor("the held change to land after the fix", func() bool { return r.hasFile(cmPath("team-a", "waiting")) })
