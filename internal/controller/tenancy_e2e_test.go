@@ -79,6 +79,28 @@ func TestALockedDownTenantGetsOnlyWhatItsServiceAccountMayRead(t *testing.T) {
 	waitCondition(t, rule, func() []metav1.Condition { return rule.Status.Conditions }, v1.ConditionAuthorized, metav1.ConditionTrue, "")
 }
 
+// Lockdown binds namespace tenants, not the cluster admin: a ClusterWatchRule (cluster-scoped,
+// so made by an admin) keeps the operator's own rights, even in a namespace whose default
+// service account does not exist (docs/tenancy.md).
+func TestAClusterWatchRuleKeepsTheOperatorsRightsUnderLockdown(t *testing.T) {
+	selected := map[string]string{"gitops-reverser.io/test": "cluster-rule-under-lockdown"}
+	ns := newNamespace(t, selected)
+	r := newRepo(t)
+	startOperatorWith(t, cp.Config, t.TempDir(), func(o *operator.Options) { o.DefaultServiceAccount = "mirror" })
+	providerWithSecret(t, ns, "origin", r)
+	create(t, configMap(ns, "app", map[string]string{"k": "v"}))
+	create(t, target(ns, "live", "origin", "live", v1.PruneOnEvent))
+	rule := &v1.ClusterWatchRule{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: v1.ClusterWatchRuleSpec{
+		TargetRef: v1.NamespacedObjectReference{Namespace: ns, Name: "live"},
+		Rules: []v1.ClusterResourceRule{{ResourceRule: configMapsRule(),
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: selected}}},
+	}}
+	create(t, rule)
+
+	waitFor(t, "the ConfigMap in Git through the ClusterWatchRule", func() bool { return r.has("live/" + ns + "/core/configmaps/app.yaml") })
+	waitCondition(t, rule, func() []metav1.Condition { return rule.Status.Conditions }, v1.ConditionReady, metav1.ConditionTrue, "")
+}
+
 // grant gives subject get, list and watch on the core resources of namespace ns.
 func grant(t *testing.T, ns, name string, subject rbacv1.Subject, resources ...string) {
 	t.Helper()
