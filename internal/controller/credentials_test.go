@@ -1,9 +1,16 @@
 package controller
 
 import (
+	"bytes"
+	"context"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	v1 "github.com/gitops-reverser/gitops-reverser/api/v1alpha1"
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
 )
 
@@ -42,5 +49,25 @@ func TestProbeBranchAsksForALiteralAllowedBranch(t *testing.T) {
 	}
 	if got := probeBranch([]string{"feature/*"}); got != "main" {
 		t.Fatalf("probeBranch of globs only = %q", got)
+	}
+}
+
+// A private Git server's CA comes from the credentials Secret's ca.crt, beside the keys of
+// the transport (docs/security.md#git-transport).
+func TestTheCredentialsSecretsCACertificateVerifiesTheServer(t *testing.T) {
+	caPEM := []byte("-----BEGIN CERTIFICATE-----\nprivate CA\n-----END CERTIFICATE-----\n")
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "git"}, Data: map[string][]byte{
+		v1.SecretKeyUsername: []byte("bot"), v1.SecretKeyPassword: []byte("pw"), v1.SecretKeyCABundle: caPEM,
+	}}
+	c := fake.NewClientBuilder().WithObjects(secret).Build()
+	p := &v1.GitProvider{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "origin"}, Spec: v1.GitProviderSpec{
+		URL: "https://git.internal.example/team/app.git", SecretRef: &v1.LocalObjectReference{Name: "git"},
+	}}
+	creds, prob := readCredentials(context.Background(), c, p)
+	if prob != nil {
+		t.Fatalf("problem: %+v", prob)
+	}
+	if !bytes.Equal(creds.CABundle, caPEM) || creds.Username != "bot" {
+		t.Fatalf("credentials carry CA %q, user %q; want the Secret's ca.crt and username", creds.CABundle, creds.Username)
 	}
 }
