@@ -1,13 +1,16 @@
 package sanitize
 
-import "strings"
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
 
 // removeAllocated removes values the API server or a controller allocates, which no person
 // wrote and which differ from cluster to cluster. meta is the object's original metadata
-// (before its annotations were cleaned). Server defaults that are not allocations (a
-// Service's ipFamilyPolicy, internalTrafficPolicy, sessionAffinity, an allocated nodePort
-// that the update path preserves) are left to Reduce
-// (docs/sanitize.md#server-defaults-are-not-edits).
+// (before its annotations were cleaned, with its managedFields). Server defaults that are
+// not allocations (a Service's ipFamilyPolicy, internalTrafficPolicy, sessionAffinity) are
+// left to Reduce (docs/sanitize.md#server-defaults-are-not-edits).
 func removeAllocated(obj, meta map[string]any) {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
@@ -18,6 +21,7 @@ func removeAllocated(obj, meta map[string]any) {
 	switch groupOf(apiVersion) + "/" + kind {
 	case "/Service":
 		removeServiceAllocations(spec)
+		removeAllocatedNodePorts(spec, meta)
 	case "/PersistentVolumeClaim":
 		annotations, _ := meta["annotations"].(map[string]any)
 		if bound, _ := annotations[boundByControllerAnnotation].(string); bound == "yes" {
@@ -56,6 +60,117 @@ func removeServiceAllocations(spec map[string]any) {
 			if pm, ok := p.(map[string]any); ok {
 				delete(pm, "nodePort")
 			}
+		}
+	}
+}
+
+// removeAllocatedNodePorts removes the node ports (spec.ports[].nodePort,
+// spec.healthCheckNodePort) that no field manager set: the server allocated them, and a
+// restore into a cluster where that port is taken would be refused. A port some manager
+// (kubectl, an applier, a controller) holds in its field set was asked for and stays
+// (docs/sanitize.md#allocated-node-ports). Without managedFields nothing tells, and every
+// port stays.
+func removeAllocatedNodePorts(spec, meta map[string]any) {
+	owned, known := nodePortsSet(meta)
+	if !known {
+		return
+	}
+	if !owned.healthCheck {
+		delete(spec, "healthCheckNodePort")
+	}
+	ports, _ := spec["ports"].([]any)
+	for _, p := range ports {
+		pm, ok := p.(map[string]any)
+		if !ok {
+			continue
+		}
+		if !owned.ports[servicePortKeyOf(pm["port"], pm["protocol"])] {
+			delete(pm, "nodePort")
+		}
+	}
+}
+
+// nodePortsSetBy is what the field managers of a Service hold of its node ports.
+type nodePortsSetBy struct {
+	healthCheck bool
+	ports       map[string]bool // servicePortKeyOf -> a manager set that port's nodePort
+}
+
+// nodePortsSet reads the Service's managedFields; known is false when it has none.
+func nodePortsSet(meta map[string]any) (nodePortsSetBy, bool) {
+	entries, _ := meta["managedFields"].([]any)
+	set := nodePortsSetBy{ports: map[string]bool{}}
+	for _, e := range entries {
+		em, _ := e.(map[string]any)
+		fields, _ := em["fieldsV1"].(map[string]any)
+		spec, _ := fields["f:spec"].(map[string]any)
+		if _, ok := spec["f:healthCheckNodePort"]; ok {
+			set.healthCheck = true
+		}
+		ports, _ := spec["f:ports"].(map[string]any)
+		for key, v := range ports {
+			fm, _ := v.(map[string]any)
+			if _, ok := fm["f:nodePort"]; !ok || !strings.HasPrefix(key, "k:") {
+				continue
+			}
+			var k struct {
+				Port     any    `json:"port"`
+				Protocol string `json:"protocol"`
+			}
+			if json.Unmarshal([]byte(key[2:]), &k) == nil {
+				set.ports[servicePortKeyOf(k.Port, k.Protocol)] = true
+			}
+		}
+	}
+	return set, len(entries) > 0
+}
+
+// servicePortKeyOf is the key of a Service port in a managed field set: its port number and
+// protocol (TCP when unset, as the server defaults it).
+func servicePortKeyOf(port, protocol any) string {
+	p, _ := protocol.(string)
+	if p == "" {
+		p = "TCP"
+	}
+	return fmt.Sprintf("%v/%s", numberOf(port), p)
+}
+
+// numberOf returns a JSON number as an int64 whatever its decoded Go type.
+func numberOf(v any) any {
+	switch n := v.(type) {
+	case float64:
+		return int64(n)
+	case int:
+		return int64(n)
+	case int32:
+		return int64(n)
+	case json.Number:
+		if i, err := n.Int64(); err == nil {
+			return i
+		}
+	}
+	return v
+}
+
+// removeDeprecatedAliases removes, from every pod spec in the content (a Pod's spec, a
+// Deployment's spec.template.spec, a CronJob's spec.jobTemplate.spec.template.spec, ...),
+// the deprecated serviceAccount that the server copies from serviceAccountName: when both
+// hold the same name, the alias says nothing the successor does not
+// (docs/sanitize.md#what-is-removed). A pod spec is a map with a containers list.
+func removeDeprecatedAliases(v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		if _, podSpec := t["containers"].([]any); podSpec {
+			if sa, _ := t["serviceAccount"].(string); sa != "" && sa == t["serviceAccountName"] {
+				delete(t, "serviceAccount")
+			}
+		}
+		for _, e := range t {
+			removeDeprecatedAliases(e)
+		}
+	case []any:
+		for _, e := range t {
+			removeDeprecatedAliases(e)
 		}
 	}
 }

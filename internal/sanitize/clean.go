@@ -27,6 +27,7 @@ func Clean(obj map[string]any) map[string]any {
 	}
 	removeAllocated(out, meta)
 	removeNullTemplateTimestamps(out)
+	removeDeprecatedAliases(out)
 	return out
 }
 

@@ -50,10 +50,9 @@ func TestCleanRemovesBookkeepingAndKeepsContent(t *testing.T) {
 		},
 		{
 			fixture: "service-nodeport",
-			gone:    [][]any{p("spec", "clusterIP"), p("spec", "clusterIPs")},
-			// An allocated nodePort of a NodePort Service is kept: the update path preserves
-			// it, so Reduce takes it out when the source omits it.
-			kept: [][]any{p("spec", "ports", 0, "nodePort"), p("spec", "type")},
+			// The nodePort no manager set (managedFields) was allocated: gone.
+			gone: [][]any{p("spec", "clusterIP"), p("spec", "clusterIPs"), p("spec", "ports", 0, "nodePort")},
+			kept: [][]any{p("spec", "ports", 0, "port"), p("spec", "type")},
 		},
 		{
 			fixture: "service-headless",
