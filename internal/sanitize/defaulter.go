@@ -27,6 +27,7 @@ var ErrDryRunRefused = errors.New("server refused the dry-run of the source")
 type Defaulter struct {
 	client dynamic.Interface
 	cache  *resultCache
+	shapes shapeMemory // what MinimalDocument learned per shape of object
 }
 
 // NewDefaulter returns a Defaulter that talks to the API server through client. The

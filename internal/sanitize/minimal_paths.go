@@ -1,0 +1,167 @@
+package sanitize
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// causePaths returns the fields a refusal's validation causes name, resolved against live
+// ("spec.template.spec.containers[0].image", "metadata.labels[app.kubernetes.io/name]"). A
+// field live does not hold as named resolves to its deepest ancestor live holds.
+func causePaths(err error, live map[string]any) [][]any {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return nil
+	}
+	var out [][]any
+	for _, c := range status.Status().Details.Causes {
+		if p := resolveField(c.Field, live); len(p) > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// fieldToken is one step of a field path as the API server prints it: a name after a dot,
+// or what stands in brackets (a list index or a map key).
+type fieldToken struct {
+	text      string
+	bracketed bool
+}
+
+func tokenizeField(field string) []fieldToken {
+	var out []fieldToken
+	for len(field) > 0 {
+		switch field[0] {
+		case '.':
+			field = field[1:]
+		case '[':
+			end := strings.IndexByte(field, ']')
+			if end < 0 {
+				return out
+			}
+			out = append(out, fieldToken{text: field[1:end], bracketed: true})
+			field = field[end+1:]
+		default:
+			end := strings.IndexAny(field, ".[")
+			if end < 0 {
+				end = len(field)
+			}
+			out = append(out, fieldToken{text: field[:end]})
+			field = field[end:]
+		}
+	}
+	return out
+}
+
+// resolveField walks live along field. A map key holding dots is matched greedily (the
+// longest run of dotted names that is a key). It stops at the first step live lacks.
+func resolveField(field string, live map[string]any) []any {
+	tokens := tokenizeField(field)
+	var path []any
+	var cur any = live
+	for i := 0; i < len(tokens); {
+		switch node := cur.(type) {
+		case map[string]any:
+			key, used := matchKey(node, tokens[i:])
+			if used == 0 {
+				return path
+			}
+			path, cur, i = append(path, key), node[key], i+used
+		case []any:
+			n, err := strconv.Atoi(tokens[i].text)
+			if !tokens[i].bracketed || err != nil || n < 0 || n >= len(node) {
+				return path
+			}
+			path, cur, i = append(path, n), node[n], i+1
+		default:
+			return path
+		}
+	}
+	return path
+}
+
+// matchKey finds the key of node that the tokens start with: a bracketed key as it is, or
+// the longest run of dotted names joined by dots.
+func matchKey(node map[string]any, tokens []fieldToken) (string, int) {
+	if tokens[0].bracketed {
+		if hasKey(node, tokens[0].text) {
+			return tokens[0].text, 1
+		}
+		return "", 0
+	}
+	run := 1
+	for run < len(tokens) && !tokens[run].bracketed {
+		run++
+	}
+	for n := run; n > 0; n-- {
+		parts := make([]string, n)
+		for j := range n {
+			parts[j] = tokens[j].text
+		}
+		if key := strings.Join(parts, "."); hasKey(node, key) {
+			return key, n
+		}
+	}
+	return "", 0
+}
+
+// shapeKey names a type and a skeleton without its metadata: objects of one shape need the
+// same values restored, and share whether the server fills anything in.
+type shapeKey [sha256.Size]byte
+
+func shapeKeyOf(gvr schema.GroupVersionResource, s map[string]any) shapeKey {
+	content := make(map[string]any, len(s))
+	for k, v := range s {
+		if k != "metadata" {
+			content[k] = v
+		}
+	}
+	b, _ := json.Marshal(content) // maps of plain values: encoding cannot fail
+	return sha256.Sum256(append([]byte(gvr.String()+"\x00"), b...))
+}
+
+// shapeKnowledge is what one object taught about its shape.
+type shapeKnowledge struct {
+	// nothingToOmit: the server filled in no value of it; the live document is minimal.
+	nothingToOmit bool
+	// restored are the paths the server needed in the skeleton.
+	restored [][]any
+}
+
+// maxShapes bounds the shapes remembered; past it they are forgotten all at once.
+const maxShapes = 1024
+
+// shapeMemory is safe for concurrent use.
+type shapeMemory struct {
+	mu     sync.Mutex
+	shapes map[shapeKey]shapeKnowledge
+}
+
+func (m *shapeMemory) get(k shapeKey) (shapeKnowledge, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.shapes[k]
+	return v, ok
+}
+
+func (m *shapeMemory) put(k shapeKey, v shapeKnowledge) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.shapes == nil || len(m.shapes) >= maxShapes {
+		m.shapes = map[shapeKey]shapeKnowledge{}
+	}
+	m.shapes[k] = v
+}
+
+func hasKey(node map[string]any, key string) bool {
+	_, ok := node[key]
+	return ok
+}
