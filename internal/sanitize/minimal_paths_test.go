@@ -15,13 +15,13 @@ func TestARefusalsFieldIsFoundInTheLiveObject(t *testing.T) {
 		"data": map[string]any{"a.b": "1", "a": map[string]any{"c": "2"}},
 	}
 	for field, want := range map[string][]any{
-		"spec.template.spec.containers[0].image":   p("spec", "template", "spec", "containers", 0, "image"),
-		"metadata.labels[app.kubernetes.io/name]":  p("metadata", "labels", "app.kubernetes.io/name"),
-		"data.a.b":                                 p("data", "a.b"),
-		"data.a.c":                                 p("data", "a", "c"),
-		"spec.template.spec.containers[3].image":   p("spec", "template", "spec", "containers"),
+		"spec.template.spec.containers[0].image":  p("spec", "template", "spec", "containers", 0, "image"),
+		"metadata.labels[app.kubernetes.io/name]": p("metadata", "labels", "app.kubernetes.io/name"),
+		"data.a.b":                               p("data", "a.b"),
+		"data.a.c":                               p("data", "a", "c"),
+		"spec.template.spec.containers[3].image": p("spec", "template", "spec", "containers"),
 		"spec.template.spec.containers[0].command": p("spec", "template", "spec", "containers", 0),
-		"status.phase":                             nil,
+		"status.phase": nil,
 	} {
 		if got := resolveField(field, live); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: %v, want %v", field, got, want)
