@@ -99,6 +99,10 @@ type GitTargetSpec struct {
 	// +optional
 	Placement *PlacementSpec `json:"placement,omitempty"`
 
+	// Write says what the documents of new objects hold.
+	// +optional
+	Write WriteSpec `json:"write,omitempty"`
+
 	// ApplyTriggerRef names the trigger through which a GitOps applier (Flux, Argo CD) applies this
 	// target's folder: the operator then coordinates with it instead of racing it
 	// (docs/two-way.md).
@@ -163,6 +167,29 @@ type PruneSpec struct {
 	// +optional
 	// +kubebuilder:default=OnEvent
 	Mode PruneMode `json:"mode,omitempty"`
+}
+
+// DefaultsPolicy says whether the document of an object that has none in Git yet holds the
+// values the API server filled in by itself.
+// +kubebuilder:validation:Enum=Omit;Keep
+type DefaultsPolicy string
+
+const (
+	// DefaultsOmit writes the smallest document the API server turns into the live object.
+	DefaultsOmit DefaultsPolicy = "Omit"
+	// DefaultsKeep writes the live object as it is, server defaults included.
+	DefaultsKeep DefaultsPolicy = "Keep"
+)
+
+// WriteSpec configures the documents written for new objects.
+type WriteSpec struct {
+	// Defaults is Omit (the default): an object created through the API is written without
+	// the values the API server fills in by itself, as the API server itself tells
+	// (server-side dry-runs, never persisted); or Keep: as the live object holds them.
+	// Documents already in Git keep the fields they have either way.
+	// +optional
+	// +kubebuilder:default=Omit
+	Defaults DefaultsPolicy `json:"defaults,omitempty"`
 }
 
 // PlacementSpec holds path templates for new documents. Templates may use {name},

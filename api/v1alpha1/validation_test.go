@@ -326,6 +326,21 @@ func TestGitTargetReapplyOnRefusalNeedsAnApplyTrigger(t *testing.T) {
 	expectRefused(t, err, "spec.applyTriggerRef.kind")
 }
 
+func TestGitTargetWriteDefaultsIsOmitOrKeep(t *testing.T) {
+	plain := target("defaults-default", nil)
+	if err := cp.Client.Create(ctx(t), plain); err != nil {
+		t.Fatal(err)
+	}
+	if plain.Spec.Write.Defaults != v1.DefaultsOmit {
+		t.Fatalf("write.defaults defaulted to %q, want Omit", plain.Spec.Write.Defaults)
+	}
+	if err := cp.Client.Create(ctx(t), target("defaults-keep", func(gt *v1.GitTarget) { gt.Spec.Write.Defaults = v1.DefaultsKeep })); err != nil {
+		t.Fatalf("write.defaults: Keep was refused: %v", err)
+	}
+	err := cp.Client.Create(ctx(t), target("defaults-sometimes", func(gt *v1.GitTarget) { gt.Spec.Write.Defaults = "Sometimes" }))
+	expectRefused(t, err, "spec.write.defaults")
+}
+
 func TestFluxTriggerNeedsAKustomizationName(t *testing.T) {
 	ft := &v1.FluxTrigger{ObjectMeta: metav1.ObjectMeta{Name: "no-name", Namespace: ns}}
 	expectRefused(t, cp.Client.Create(ctx(t), ft), "spec.kustomizationRef.name")

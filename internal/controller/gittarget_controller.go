@@ -284,7 +284,8 @@ func targetConfig(t *v1.GitTarget, sealer *targetSealer, trigger *worker.ApplyTr
 		Prune: worker.PruneMode(t.Spec.Prune.Mode),
 		Apply: trigger,
 		// Without a trigger the API refuses Reapply; a trigger not found yet reapplies nothing.
-		Reapply: t.Spec.OnRefusal == v1.RefusalReapply && trigger != nil,
+		Reapply:      t.Spec.OnRefusal == v1.RefusalReapply && trigger != nil,
+		KeepDefaults: t.Spec.Write.Defaults == v1.DefaultsKeep,
 	}
 	if sealer != nil {
 		cfg.SOPSRules = sealer.rules

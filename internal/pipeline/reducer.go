@@ -31,6 +31,15 @@ func (p pipelineReducer) Reduce(ctx context.Context, typ layout.TypeInfo, source
 	return p.defaults.Reduce(ctx, typ, source, live)
 }
 
+// Minimal returns the smallest document of an object with none in Git
+// (docs/sanitize.md#minimal-documents); a sealed Secret's document is written as it is.
+func (p pipelineReducer) Minimal(ctx context.Context, typ layout.TypeInfo, live []byte) ([]byte, error) {
+	if _, sealed := secrets.DigestOf(live); sealed || p.defaults == nil {
+		return live, nil
+	}
+	return p.defaults.Minimal(ctx, typ, live)
+}
+
 func sameSealed(source, live []byte, liveDigest string) bool {
 	digest, ok := secrets.DigestOf(source)
 	if !ok || digest != liveDigest {

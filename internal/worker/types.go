@@ -128,6 +128,9 @@ type TargetConfig struct {
 	// Reapply (onRefusal: Reapply, with Apply): a change the render refuses for its object
 	// is not kept for a retry; the applier is asked to put Git's state back on the cluster.
 	Reapply bool
+	// KeepDefaults (write.defaults: Keep): the document of a new object is the live one as
+	// it is, not the minimal one (docs/sanitize.md#minimal-documents).
+	KeepDefaults bool
 }
 
 // Config configures one branch worker.
@@ -190,12 +193,15 @@ type Config struct {
 	Log logr.Logger
 }
 
-// Reducer compares a live document with the source document of the same object in Git and
-// returns the document to write: the live one without the values the API server would have
-// defaulted from the source (docs/sanitize.md#server-defaults-are-not-edits). It returns
-// live unchanged when it cannot tell.
+// Reducer tells the documents to write from what the API server fills in by itself. Reduce
+// compares a live document with the source document of the same object in Git and returns
+// the live one without the values the API server would have defaulted from the source
+// (docs/sanitize.md#server-defaults-are-not-edits); Minimal returns, for an object with no
+// document in Git, the smallest document the server turns into the live object
+// (docs/sanitize.md#minimal-documents). Both return live unchanged when they cannot tell.
 type Reducer interface {
 	Reduce(ctx context.Context, typ layout.TypeInfo, source, live []byte) ([]byte, error)
+	Minimal(ctx context.Context, typ layout.TypeInfo, live []byte) ([]byte, error)
 }
 
 func (c *Config) applyDefaults() {

@@ -10,50 +10,86 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
 )
 
-// recordingReducer stands in for the API server's dry-run (a unit test of the hook only):
-// it answers with the source when the live document differs only by a "defaulted" line.
+// recordingReducer stands in for the API server's dry-runs (a unit test of the hook only):
+// it takes out a "defaulted" line, as the server would tell it is its own.
 type recordingReducer struct {
-	mu    sync.Mutex
-	calls int
-	fail  bool
+	mu                   sync.Mutex
+	reduced, minimalized int
+	fail                 bool
 }
 
-func (f *recordingReducer) Reduce(_ context.Context, _ layout.TypeInfo, source, live []byte) ([]byte, error) {
+func (f *recordingReducer) Reduce(_ context.Context, _ layout.TypeInfo, _, live []byte) ([]byte, error) {
+	return f.answer(&f.reduced, live)
+}
+
+func (f *recordingReducer) Minimal(_ context.Context, _ layout.TypeInfo, live []byte) ([]byte, error) {
+	return f.answer(&f.minimalized, live)
+}
+
+func (f *recordingReducer) answer(calls *int, live []byte) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.calls++
+	*calls++
 	if f.fail {
 		return nil, errors.New("dry-run refused")
 	}
-	return bytes.ReplaceAll(live, []byte("  defaulted: yes\n"), nil), nil
+	return bytes.ReplaceAll(live, []byte(defaultedLine), nil), nil
 }
 
-func (f *recordingReducer) count() int {
+const defaultedLine = "  defaulted: filled\n"
+
+func (f *recordingReducer) counts() (reduced, minimalized int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.calls
+	return f.reduced, f.minimalized
 }
 
-func TestReducerAsksOnlyForDocumentsThatAlreadyHaveASource(t *testing.T) {
+// withDefault is an upsert whose live document carries a value the server filled in.
+func withDefault(value string) Event {
+	ev := upsert("alice", "team-a", "web", value)
+	ev.Doc = append(ev.Doc, []byte(defaultedLine)...)
+	return ev
+}
+
+// A new object gets its minimal document; an object already in Git is reduced against it,
+// so a server default is no edit (docs/sanitize.md).
+func TestANewDocumentIsMinimalAndAnExistingOneIsReducedAgainstIt(t *testing.T) {
 	red := &recordingReducer{}
 	r := newRig(t, func(c *Config) { c.Reducer = red })
-	r.submit(upsert("alice", "team-a", "web", "1"))
+	r.submit(withDefault("1"))
 	r.settled()
-	if red.count() != 0 {
-		t.Fatalf("the reducer was asked %d times for a new document", red.count())
+	if reduced, minimalized := red.counts(); reduced != 0 || minimalized != 1 {
+		t.Fatalf("a new document: %d reductions, %d minimal documents asked; want 0 and 1", reduced, minimalized)
+	}
+	if got, want := r.file(cmPath("team-a", "web")), string(configMap("team-a", "web", "1")); got != want {
+		t.Fatalf("the new document holds %q, want %q", got, want)
 	}
 	before := len(r.log())
 
-	// The live object now carries a server default the source omits: no commit.
-	ev := upsert("alice", "team-a", "web", "1")
-	ev.Doc = append(ev.Doc, []byte("  defaulted: yes\n")...)
-	r.submit(ev)
+	// The live object still carries the server default the document omits: no commit.
+	r.submit(withDefault("1"))
 	r.settled()
-	if red.count() != 1 {
-		t.Fatalf("reducer calls = %d, want 1", red.count())
+	if reduced, minimalized := red.counts(); reduced != 1 || minimalized != 1 {
+		t.Fatalf("an existing document: %d reductions, %d minimal documents; want 1 and 1", reduced, minimalized)
 	}
 	if got := len(r.log()); got != before {
 		t.Fatalf("a server default made a commit (%d commits, want %d)", got, before)
+	}
+}
+
+// write.defaults: Keep writes a new object as the live object holds it.
+func TestATargetThatKeepsDefaultsWritesANewObjectAsItIs(t *testing.T) {
+	red := &recordingReducer{}
+	r := newRig(t, func(c *Config) { c.Reducer = red })
+	r.setTarget(TargetConfig{Name: "team/live", Path: "clusters/dev", Prune: PruneOnEvent, KeepDefaults: true})
+	ev := withDefault("1")
+	r.submit(ev)
+	r.settled()
+	if _, minimalized := red.counts(); minimalized != 0 {
+		t.Fatalf("%d minimal documents asked under Keep", minimalized)
+	}
+	if got := r.file(cmPath("team-a", "web")); got != string(ev.Doc) {
+		t.Fatalf("the document holds %q, want the live one", got)
 	}
 }
 
