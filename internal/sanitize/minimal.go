@@ -67,6 +67,7 @@ func (d *Defaulter) MinimalDocument(ctx context.Context, gvr schema.GroupVersion
 // minimal returns the reduced object, or nil when live is to be written as it is.
 func (d *Defaulter) minimal(ctx context.Context, gvr schema.GroupVersionResource, live map[string]any) (map[string]any, error) {
 	s := skeleton(live)
+	keptByUpdate(s, live)
 	shape := shapeKeyOf(gvr, s)
 	known, seen := d.shapes.get(shape)
 	if seen && known.nothingToOmit {
@@ -126,6 +127,15 @@ func (d *Defaulter) defaultedSkeleton(ctx context.Context, gvr schema.GroupVersi
 	return nil, nil
 }
 
+// keptByUpdate restores into the skeleton the values the dry-run update would keep from the
+// existing object instead of defaulting them, so that they are never taken for defaults: a
+// headless Service's clusterIP "None" (its only clusterIP left after Clean).
+func keptByUpdate(s, live map[string]any) {
+	if kind, _ := live["kind"].(string); kind == "Service" && groupOf(fmt.Sprint(live["apiVersion"])) == "" {
+		restore(s, live, []any{"spec", "clusterIP"})
+	}
+}
+
 // verify asks the server what it makes of reduced, and restores what differs until the
 // server gives live back: first as the reduction had it (an empty map that means
 // something, such as emptyDir: {}), else as live has it. nil when the server does not give
@@ -160,14 +170,50 @@ func (d *Defaulter) verify(ctx context.Context, gvr schema.GroupVersionResource,
 }
 
 // restoreFirstCause copies into s the live value at the first field the refusal err names
-// that s does not hold as live does; it returns its path, nil when there is none.
+// that s does not hold as live does; it returns its path, nil when there is none. A field
+// that holds a map (an immutability refusal names a whole spec) gets its own values and
+// lists first, its maps staying shapes to be asked about; only when that changes nothing is
+// it copied whole.
 func restoreFirstCause(s, live map[string]any, err error) []any {
 	for _, p := range causePaths(err, live) {
-		if restore(s, live, p) {
+		if restoreValuesOf(s, live, p) || restore(s, live, p) {
 			return p
 		}
 	}
 	return nil
+}
+
+// restoreValuesOf restores the children of the map at path that are not maps.
+func restoreValuesOf(s, live map[string]any, path []any) bool {
+	m, ok := valueAt(live, path).(map[string]any)
+	if !ok {
+		return false
+	}
+	changed := false
+	for k, v := range m {
+		if _, isMap := v.(map[string]any); !isMap {
+			changed = restore(s, live, appendPath(path, k)) || changed
+		}
+	}
+	return changed
+}
+
+// valueAt returns the value at path in v, nil when there is none.
+func valueAt(v any, path []any) any {
+	for _, step := range path {
+		switch k := step.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[k]
+		case int:
+			l, _ := v.([]any)
+			if k < 0 || k >= len(l) {
+				return nil
+			}
+			v = l[k]
+		}
+	}
+	return v
 }
 
 // valuesDiffering lists the paths where reduced keeps a value the server filled in
@@ -219,7 +265,7 @@ func skeleton(live map[string]any) map[string]any {
 }
 
 // shapeOf returns the maps and lists of maps of v without their other values (a list
-// element keeps its "name", which pairs it with the live element); ok is false for a
+// element keeps its "name", or its metadata.name, which pairs it with the live element); ok is false for a
 // value that has no shape (a scalar, a list of scalars, an empty list).
 func shapeOf(v any) (any, bool) {
 	switch t := v.(type) {
@@ -244,6 +290,10 @@ func shapeOf(v any) (any, bool) {
 			shaped, _ := shapeOf(m)
 			if name, ok := m["name"]; ok {
 				shaped.(map[string]any)["name"] = name
+			}
+			// An embedded object (a StatefulSet's claim template) is named in its metadata.
+			if name, ok := valueAt(m, []any{"metadata", "name"}).(string); ok {
+				shaped.(map[string]any)["metadata"].(map[string]any)["name"] = name
 			}
 			out[i] = shaped
 		}

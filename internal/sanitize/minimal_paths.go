@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,20 +14,28 @@ import (
 )
 
 // causePaths returns the fields a refusal's validation causes name, resolved against live
-// ("spec.template.spec.containers[0].image", "metadata.labels[app.kubernetes.io/name]"). A
-// field live does not hold as named resolves to its deepest ancestor live holds.
+// ("spec.template.spec.containers[0].image", "metadata.labels[app.kubernetes.io/name]"):
+// first those live holds as named, most precise first ("spec.selector" before an
+// immutability refusal of all of "spec"), then, for fields live does not hold (a
+// StatefulSet's volumes made from its claim templates), their deepest ancestor live holds.
 func causePaths(err error, live map[string]any) [][]any {
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) || status.Status().Details == nil {
 		return nil
 	}
-	var out [][]any
+	var held, ancestors [][]any
 	for _, c := range status.Status().Details.Causes {
-		if p := resolveField(c.Field, live); len(p) > 0 {
-			out = append(out, p)
+		p, whole := resolveField(c.Field, live)
+		switch {
+		case len(p) == 0:
+		case whole:
+			held = append(held, p)
+		default:
+			ancestors = append(ancestors, p)
 		}
 	}
-	return out
+	slices.SortStableFunc(held, func(a, b []any) int { return len(b) - len(a) })
+	return append(held, ancestors...)
 }
 
 // fieldToken is one step of a field path as the API server prints it: a name after a dot,
@@ -62,30 +71,30 @@ func tokenizeField(field string) []fieldToken {
 }
 
 // resolveField walks live along field. A map key holding dots is matched greedily (the
-// longest run of dotted names that is a key). It stops at the first step live lacks.
-func resolveField(field string, live map[string]any) []any {
+// longest run of dotted names that is a key). It stops at the first step live lacks; whole
+// tells whether it got to the end.
+func resolveField(field string, live map[string]any) (path []any, whole bool) {
 	tokens := tokenizeField(field)
-	var path []any
 	var cur any = live
 	for i := 0; i < len(tokens); {
 		switch node := cur.(type) {
 		case map[string]any:
 			key, used := matchKey(node, tokens[i:])
 			if used == 0 {
-				return path
+				return path, false
 			}
 			path, cur, i = append(path, key), node[key], i+used
 		case []any:
 			n, err := strconv.Atoi(tokens[i].text)
 			if !tokens[i].bracketed || err != nil || n < 0 || n >= len(node) {
-				return path
+				return path, false
 			}
 			path, cur, i = append(path, n), node[n], i+1
 		default:
-			return path
+			return path, false
 		}
 	}
-	return path
+	return path, len(tokens) > 0
 }
 
 // matchKey finds the key of node that the tokens start with: a bracketed key as it is, or

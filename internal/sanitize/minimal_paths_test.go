@@ -14,17 +14,21 @@ func TestARefusalsFieldIsFoundInTheLiveObject(t *testing.T) {
 			"containers": []any{map[string]any{"name": "web", "image": "nginx"}}}}},
 		"data": map[string]any{"a.b": "1", "a": map[string]any{"c": "2"}},
 	}
-	for field, want := range map[string][]any{
-		"spec.template.spec.containers[0].image":  p("spec", "template", "spec", "containers", 0, "image"),
-		"metadata.labels[app.kubernetes.io/name]": p("metadata", "labels", "app.kubernetes.io/name"),
-		"data.a.b":                               p("data", "a.b"),
-		"data.a.c":                               p("data", "a", "c"),
-		"spec.template.spec.containers[3].image": p("spec", "template", "spec", "containers"),
-		"spec.template.spec.containers[0].command": p("spec", "template", "spec", "containers", 0),
-		"status.phase": nil,
+	type resolved struct {
+		path  []any
+		whole bool
+	}
+	for field, want := range map[string]resolved{
+		"spec.template.spec.containers[0].image":  {p("spec", "template", "spec", "containers", 0, "image"), true},
+		"metadata.labels[app.kubernetes.io/name]": {p("metadata", "labels", "app.kubernetes.io/name"), true},
+		"data.a.b":                               {p("data", "a.b"), true},
+		"data.a.c":                               {p("data", "a", "c"), true},
+		"spec.template.spec.containers[3].image": {p("spec", "template", "spec", "containers"), false},
+		"spec.template.spec.containers[0].command": {p("spec", "template", "spec", "containers", 0), false},
+		"status.phase": {nil, false},
 	} {
-		if got := resolveField(field, live); !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: %v, want %v", field, got, want)
+		if got, whole := resolveField(field, live); !reflect.DeepEqual(got, want.path) || whole != want.whole {
+			t.Errorf("%s: %v (whole %v), want %v (whole %v)", field, got, whole, want.path, want.whole)
 		}
 	}
 }
