@@ -130,7 +130,9 @@ func historyKinds(t *testing.T, out string) (create, update, del int) {
 	return create, update, del
 }
 
-func TestQuickstartExitsAfterHistoryWithCreateUpdateAndDeleteCommits(t *testing.T) {
+// The quickstart ends with a history of create, update and delete commits, each by the user
+// who made the change (alice or bob, from the sandbox's audit events), with its Audit-ID.
+func TestQuickstartExitsAfterAHistoryOfTwoAuthorsWithCreateUpdateAndDeleteCommits(t *testing.T) {
 	becomeSubreaper(t)
 	bin := buildBinary(t)
 	tmp := t.TempDir()
@@ -159,6 +161,16 @@ func TestQuickstartExitsAfterHistoryWithCreateUpdateAndDeleteCommits(t *testing.
 	create, update, del := historyKinds(t, out)
 	if create < 1 || update < 1 || del < 1 {
 		t.Errorf("the history has %d create, %d update and %d delete commits; want at least one of each:\n%s", create, update, del, out)
+	}
+	_, brief, _ := strings.Cut(out, "# The commits on main, oldest first\n")
+	brief, _, _ = strings.Cut(brief, "\n$ git ")
+	for _, user := range []string{"alice", "bob"} {
+		if !strings.Contains(brief, " "+user+" ") || !strings.Contains(out, "Author: "+user+" <") {
+			t.Errorf("no commit of the history is authored by %s:\n%s", user, out)
+		}
+	}
+	if !strings.Contains(out, "Audit-ID: ") {
+		t.Errorf("no commit of the history carries an Audit-ID trailer:\n%s", out)
 	}
 	_, tree, _ := strings.Cut(out, "ls-tree -r --name-only main\n")
 	for _, want := range []string{"clusters/sandbox/demo/core/configmaps/app-config.yaml", "clusters/sandbox/demo/apps/deployments/web.yaml"} {

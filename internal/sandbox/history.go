@@ -6,9 +6,10 @@ import (
 	"strings"
 )
 
-// CommitSummary is one commit with the files it created, updated and deleted.
+// CommitSummary is one commit with its author and the files it created, updated and
+// deleted.
 type CommitSummary struct {
-	Short, Subject            string
+	Short, Author, Subject    string
 	Created, Updated, Deleted []string
 }
 
@@ -30,16 +31,18 @@ func (c CommitSummary) Kinds() string {
 	return strings.Join(kinds, "+")
 }
 
-// summaryFormat starts each commit of `git log --name-status` with a NUL-marked header line.
-const summaryFormat = "--format=%x00%h %s"
+// summaryFormat starts each commit of `git log --name-status` with a NUL-marked header
+// line: the short hash, the author's name and the subject, separated by tabs.
+const summaryFormat = "--format=%x00%h%x09%an%x09%s"
 
-// ParseCommitSummaries reads the output of `git log --name-status --format=%x00%h %s`.
+// ParseCommitSummaries reads the output of `git log --name-status` with summaryFormat.
 func ParseCommitSummaries(out string) []CommitSummary {
 	var commits []CommitSummary
 	for _, line := range strings.Split(out, "\n") {
 		if header, ok := strings.CutPrefix(line, "\x00"); ok {
-			short, subject, _ := strings.Cut(header, " ")
-			commits = append(commits, CommitSummary{Short: short, Subject: subject})
+			short, rest, _ := strings.Cut(header, "\t")
+			author, subject, _ := strings.Cut(rest, "\t")
+			commits = append(commits, CommitSummary{Short: short, Author: author, Subject: subject})
 			continue
 		}
 		if len(commits) == 0 || strings.TrimSpace(line) == "" {
@@ -83,7 +86,7 @@ func (s *Sandbox) PrintHistory(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "\n# The commits on %s, oldest first\n", Branch)
 	for _, c := range commits {
-		fmt.Fprintf(w, "  %s  %-13s %s\n", c.Short, c.Kinds(), c.Subject)
+		fmt.Fprintf(w, "  %s  %-13s %-16s %s\n", c.Short, c.Kinds(), c.Author, c.Subject)
 		for _, f := range c.Created {
 			fmt.Fprintf(w, "             + %s\n", f)
 		}

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gitops-reverser/gitops-reverser/internal/attribution"
 	"github.com/gitops-reverser/gitops-reverser/internal/loopback"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/sandbox/servers"
@@ -66,6 +67,9 @@ type Sandbox struct {
 	// OperatorLog is the file the operator logs to; OperatorArgs is its command line.
 	OperatorLog  string
 	OperatorArgs []string
+	// AuditAddress is where the operator's audit webhook listens (plain HTTP, loopback): the
+	// control plane posts its audit events there, so commits carry their real authors.
+	AuditAddress string
 
 	operator     *exec.Cmd
 	operatorDone chan struct{} // closed once the operator has exited and been reaped
@@ -106,8 +110,15 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		}
 	}()
 
-	step := startStep(progress, "Starting the control plane (kube-apiserver and etcd, no nodes)")
-	if s.ControlPlane, err = servers.StartControlPlane(servers.WithCRDDirectory(crds)); err != nil {
+	step := startStep(progress, "Starting the control plane (kube-apiserver and etcd, no nodes), its audit events sent to the operator")
+	if s.AuditAddress, err = loopback.Address(); err != nil {
+		return nil, err
+	}
+	audit, err := servers.WithAuditWebhook(opts.Dir, servers.WebhookKubeconfig("http://"+s.AuditAddress+attribution.Path, "", "", ""))
+	if err != nil {
+		return nil, err
+	}
+	if s.ControlPlane, err = servers.StartControlPlane(append(audit, servers.WithCRDDirectory(crds))...); err != nil {
 		return nil, err
 	}
 	if s.Kubeconfig, err = s.ControlPlane.WriteKubeconfig(opts.Dir); err != nil {
@@ -165,6 +176,8 @@ func (s *Sandbox) startOperator(ctx context.Context, binary string, timeout time
 		"--metrics-bind-address", "0",
 		"--health-probe-bind-address", probe,
 		"--work-dir", filepath.Join(s.Dir, "operator"),
+		// Plain HTTP is allowed on loopback only: kube-apiserver runs on this machine.
+		"--audit-bind-address", s.AuditAddress, "--audit-insecure",
 	}
 	cmd := exec.Command(binary, s.OperatorArgs[1:]...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile

@@ -13,6 +13,7 @@ import (
 // step is one change of the tour: API calls, then a wait for the repository to show them.
 type tourStep struct {
 	title   string
+	user    string // Alice or Bob
 	actions []action
 	waitFor string
 	check   func(tree) bool
@@ -24,6 +25,13 @@ type action struct {
 	call    func(ctx context.Context, c client.Client) error
 }
 
+// The two users who make the tour's changes; their names reach the commits through the
+// audit events (docs/attribution.md).
+const (
+	Alice = "alice"
+	Bob   = "bob"
+)
+
 func (t *Tour) steps() []tourStep {
 	appConfig := DocumentPath("", "configmaps", "app-config")
 	flags := DocumentPath("", "configmaps", "feature-flags")
@@ -31,6 +39,7 @@ func (t *Tour) steps() []tourStep {
 	return []tourStep{
 		{
 			title: "Create two ConfigMaps",
+			user:  Alice,
 			actions: []action{
 				createConfigMap("app-config", map[string]string{"LOG_LEVEL": "info", "GREETING": "hello"}, "GREETING", "LOG_LEVEL"),
 				createConfigMap("feature-flags", map[string]string{"new-checkout": "false"}, "new-checkout"),
@@ -43,6 +52,7 @@ func (t *Tour) steps() []tourStep {
 		},
 		{
 			title:   "Edit one of them",
+			user:    Alice,
 			actions: []action{patchConfigMap("app-config", "LOG_LEVEL", "debug")},
 			waitFor: fmt.Sprintf("LOG_LEVEL: debug in %s", appConfig),
 			check: func(tr tree) bool {
@@ -52,18 +62,21 @@ func (t *Tour) steps() []tourStep {
 		},
 		{
 			title:   "Delete the other",
+			user:    Bob,
 			actions: []action{deleteConfigMap("feature-flags")},
 			waitFor: fmt.Sprintf("%s to be deleted", flags),
 			check:   func(tr tree) bool { return !tr.has(flags) },
 		},
 		{
 			title:   "Create a Deployment (no kubelet runs here, so no Pod starts; the object is what counts)",
+			user:    Bob,
 			actions: []action{createDeployment("web", "nginx:1.27")},
 			waitFor: fmt.Sprintf("%s on %s", web, Branch),
 			check:   func(tr tree) bool { return tr.deploymentImage("web") == "nginx:1.27" },
 		},
 		{
 			title:   "Roll it to a new image",
+			user:    Alice,
 			actions: []action{setImage("web", "nginx", "nginx:1.28")},
 			waitFor: fmt.Sprintf("image nginx:1.28 in %s", web),
 			check:   func(tr tree) bool { return tr.deploymentImage("web") == "nginx:1.28" },

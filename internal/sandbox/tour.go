@@ -53,11 +53,15 @@ func (t *Tour) Run(ctx context.Context) error {
 	if err := t.configure(ctx); err != nil {
 		return err
 	}
+	users, err := t.users()
+	if err != nil {
+		return err
+	}
 	for _, s := range t.steps() {
-		fmt.Fprintf(t.Out, "\n# %s\n", s.title)
+		fmt.Fprintf(t.Out, "\n# %s, as %s\n", s.title, s.user)
 		for _, a := range s.actions {
-			fmt.Fprintf(t.Out, "$ %s\n", a.kubectl)
-			if err := a.call(ctx, t.Sandbox.ControlPlane.Client); err != nil {
+			fmt.Fprintf(t.Out, "%s$ %s\n", s.user, a.kubectl)
+			if err := a.call(ctx, users[s.user]); err != nil {
 				return fmt.Errorf("%s: %w", a.kubectl, err)
 			}
 		}
@@ -66,6 +70,23 @@ func (t *Tour) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// users returns a client for each user of the tour. They are administrators of the
+// sandbox: what matters here is the name the API server records for them.
+func (t *Tour) users() (map[string]client.Client, error) {
+	cp := t.Sandbox.ControlPlane
+	out := map[string]client.Client{}
+	for _, name := range []string{Alice, Bob} {
+		cfg, err := cp.AddUser(name, "system:masters")
+		if err != nil {
+			return nil, err
+		}
+		if out[name], err = client.New(cfg, client.Options{Scheme: cp.Client.Scheme()}); err != nil {
+			return nil, fmt.Errorf("client of %s: %w", name, err)
+		}
+	}
+	return out, nil
 }
 
 // configure applies the namespace, the Secret with the Git credentials, the GitProvider,

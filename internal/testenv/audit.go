@@ -1,71 +1,27 @@
 package testenv
 
 import (
-	"encoding/base64"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/sandbox/servers"
 )
 
-// AuditPolicy is the minimal audit policy of docs/attribution.md: mutating requests at
-// RequestResponse (Secrets at Metadata), nothing else.
-const AuditPolicy = `apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: ["RequestReceived"]
-omitManagedFields: true
-rules:
-- level: None
-  verbs: ["get", "list", "watch"]
-- level: None
-  resources:
-  - group: ""
-    resources: ["events"]
-  - group: "events.k8s.io"
-    resources: ["events"]
-  - group: "coordination.k8s.io"
-    resources: ["leases"]
-- level: Metadata
-  resources:
-  - group: ""
-    resources: ["secrets"]
-- level: RequestResponse
-  verbs: ["create", "update", "patch", "delete", "deletecollection"]
-- level: None
-`
+// AuditPolicy is the minimal audit policy of docs/attribution.md (servers.AuditPolicy).
+const AuditPolicy = servers.AuditPolicy
 
 // WebhookKubeconfig points kube-apiserver's audit webhook at server, with optional TLS
 // material (PEM).
 func WebhookKubeconfig(server, caPEM, certPEM, keyPEM string) string {
-	cluster := "    server: " + server + "\n"
-	if caPEM != "" {
-		cluster += "    certificate-authority-data: " + base64.StdEncoding.EncodeToString([]byte(caPEM)) + "\n"
-	}
-	user := "  user: {}\n"
-	if certPEM != "" {
-		user = "  user:\n    client-certificate-data: " + base64.StdEncoding.EncodeToString([]byte(certPEM)) +
-			"\n    client-key-data: " + base64.StdEncoding.EncodeToString([]byte(keyPEM)) + "\n"
-	}
-	return "apiVersion: v1\nkind: Config\nclusters:\n- name: gitops-reverser\n  cluster:\n" + cluster +
-		"contexts:\n- name: audit\n  context:\n    cluster: gitops-reverser\n    user: kube-apiserver\ncurrent-context: audit\n" +
-		"users:\n- name: kube-apiserver\n" + user
+	return servers.WebhookKubeconfig(server, caPEM, certPEM, keyPEM)
 }
 
 // WithAuditWebhook returns the kube-apiserver flags that send audit events (AuditPolicy) to
 // the webhook described by webhookKubeconfig, in batches at most a second old.
 func WithAuditWebhook(t testing.TB, webhookKubeconfig string) []ControlPlaneOption {
 	t.Helper()
-	dir := t.TempDir()
-	policy := filepath.Join(dir, "audit-policy.yaml")
-	hook := filepath.Join(dir, "audit-webhook.kubeconfig")
-	if err := os.WriteFile(policy, []byte(AuditPolicy), 0o600); err != nil {
+	opts, err := servers.WithAuditWebhook(t.TempDir(), webhookKubeconfig)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(hook, []byte(webhookKubeconfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return []ControlPlaneOption{
-		WithAPIServerFlag("audit-policy-file", policy),
-		WithAPIServerFlag("audit-webhook-config-file", hook),
-		WithAPIServerFlag("audit-webhook-batch-max-wait", "1s"),
-	}
+	return opts
 }
