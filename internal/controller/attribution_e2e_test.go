@@ -3,11 +3,9 @@
 package controller_test
 
 import (
-	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
-	"net/http"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -197,18 +195,15 @@ func auditedControlPlane(t *testing.T, addr string) *testenv.ControlPlane {
 // kube-apiserver can flush its audit batches and stop.
 func auditingControlPlane(t *testing.T, addr, hook string, sinkTLS *tls.Config) *testenv.ControlPlane {
 	t.Helper()
-	sink := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })}
-	t.Cleanup(func() { _ = sink.Shutdown(context.Background()) }) // runs last
+	var sink io.Closer
+	t.Cleanup(func() { // runs last
+		if sink != nil {
+			_ = sink.Close()
+		}
+	})
 	own := testenv.NewControlPlane(t, testenv.WithAuditWebhook(t, hook)...)
 	t.Cleanup(func() { // runs before the control plane stops
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			return
-		}
-		if sinkTLS != nil {
-			l = tls.NewListener(l, sinkTLS)
-		}
-		go func() { _ = sink.Serve(l) }()
+		sink, _ = servers.StartAuditSink(addr, sinkTLS)
 	})
 	return own
 }

@@ -261,6 +261,11 @@ func (s *Sandbox) Close() error {
 		s.HTTP = nil
 	}
 	if s.ControlPlane != nil {
+		// The operator's audit webhook is gone: a sink takes its address so that
+		// kube-apiserver can deliver its last audit events and stop.
+		if sink, err := servers.StartAuditSink(s.AuditAddress, nil); err == nil {
+			defer sink.Close()
+		}
 		if err := s.ControlPlane.Stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stop the control plane: %w", err))
 		}

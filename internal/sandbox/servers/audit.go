@@ -1,10 +1,15 @@
 package servers
 
 import (
+	"crypto/tls"
 	"encoding/base64"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // AuditPolicy is the minimal audit policy of docs/attribution.md: mutating requests at
@@ -67,4 +72,24 @@ func WithAuditWebhook(dir, webhookKubeconfig string) ([]ControlPlaneOption, erro
 		WithAPIServerFlag("audit-webhook-config-file", hook),
 		WithAPIServerFlag("audit-webhook-batch-max-wait", "1s"),
 	}, nil
+}
+
+// StartAuditSink answers 200 to every request on addr (over TLS when tlsConfig is set) until
+// it is closed. kube-apiserver delivers its buffered audit events before it stops, and waits
+// for a webhook that is gone: once the operator behind addr has stopped, a sink there lets
+// the control plane stop.
+func StartAuditSink(addr string, tlsConfig *tls.Config) (io.Closer, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("audit sink on %s: %w", addr, err)
+	}
+	if tlsConfig != nil {
+		l = tls.NewListener(l, tlsConfig)
+	}
+	sink := &http.Server{
+		Handler:           http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	go func() { _ = sink.Serve(l) }()
+	return sink, nil
 }
