@@ -169,6 +169,20 @@ type PruneSpec struct {
 	Mode PruneMode `json:"mode,omitempty"`
 }
 
+// MirrorProgress is how far a GitTarget's first mirror has come.
+type MirrorProgress struct {
+	// Phase is Waiting (no object listed yet), Writing (the listed objects are written
+	// into the folder), Pushing (committed, not yet on the remote) or Mirrored.
+	// +optional
+	Phase string `json:"phase,omitempty"`
+	// ObjectsSeen is the number of objects the first listing found.
+	// +optional
+	ObjectsSeen int64 `json:"objectsSeen,omitempty"`
+	// ObjectsWritten is how many of them are in the folder's next commit so far.
+	// +optional
+	ObjectsWritten int64 `json:"objectsWritten,omitempty"`
+}
+
 // DefaultsPolicy says whether the document of an object that has none in Git yet holds the
 // values the API server filled in by itself.
 // +kubebuilder:validation:Enum=Omit;Keep
@@ -221,6 +235,12 @@ type GitTargetStatus struct {
 	// because the prune mode suppressed the sweep that would have deleted them.
 	// +optional
 	RetainedDocuments int64 `json:"retainedDocuments,omitempty"`
+
+	// Progress is how far the target's first mirror has come: after the target is set, and
+	// after each start of the operator, its objects are listed and written into the folder
+	// once.
+	// +optional
+	Progress *MirrorProgress `json:"progress,omitempty"`
 }
 
 // GitTarget is a folder of a repository branch that mirrors live objects.
@@ -232,6 +252,9 @@ type GitTargetStatus struct {
 // +kubebuilder:printcolumn:name="Path",type=string,JSONPath=`.spec.path`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.progress.phase`
+// +kubebuilder:printcolumn:name="Written",type=integer,priority=1,JSONPath=`.status.progress.objectsWritten`
+// +kubebuilder:printcolumn:name="Seen",type=integer,priority=1,JSONPath=`.status.progress.objectsSeen`
 // +kubebuilder:printcolumn:name="RenderMatchesLive",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="RenderMatchesLive")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type GitTarget struct {

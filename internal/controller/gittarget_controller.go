@@ -255,6 +255,7 @@ func (r *GitTargetReconciler) workerConfig(p *v1.GitProvider, creds gitrepo.Cred
 		Reducer:         r.Pipeline.Reducer,
 		Metrics:         r.Pipeline.Metrics,
 		Changes:         r.Pipeline.Changes,
+		Progress:        r.Pipeline.Progress,
 		Journal:         r.Pipeline.Journal,
 		MaxFileBytes:    r.Pipeline.MaxFileBytes,
 		Applier:         r.Pipeline.Applier,

@@ -69,6 +69,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
 			return mgr.Add(&catalogNotifier{client: c, catalog: p.Catalog, targets: retarget, rules: rulesRecheck, clusterRules: clusterRulesRecheck})
 		},
 		func() error { return mgr.Add(&workerChanges{changes: p.Changes, targets: retarget}) },
+		func() error { return mgr.Add(&progressReporter{client: c, board: p.Progress}) },
 		func() error {
 			return (&GitProviderReconciler{Client: c, ProbeDir: filepath.Join(opts.WorkDir, "probes")}).SetupWithManager(mgr)
 		},

@@ -52,6 +52,9 @@ type Pipeline struct {
 	// Changes gathers the targets whose worker state changed; the controller turns them
 	// into reconciles.
 	Changes *worker.Changes
+	// Progress is how far each target's first mirror has come, written by the workers and
+	// read for the GitTargets' status without waiting for a busy worker.
+	Progress *worker.ProgressBoard
 	// Journal keeps the deletes the workers received until they are in Git; JournalStore
 	// persists it (docs/branch-worker.md#restart).
 	Journal      *worker.Journal
@@ -127,6 +130,7 @@ func New(ctx context.Context, cfg *rest.Config, c client.Client, reader client.R
 		Metrics:      m,
 		DigestKeys:   &DigestKeys{client: c, namespace: opts.StateNamespace},
 		Changes:      worker.NewChanges(),
+		Progress:     worker.NewProgressBoard(),
 		Journal:      journal,
 		JournalStore: &JournalStore{Journal: journal, Reader: reader, Writer: c, Namespace: opts.StateNamespace,
 			Log: log.WithName("journal")},

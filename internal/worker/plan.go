@@ -92,6 +92,10 @@ type targetState struct {
 	journalSince time.Time
 	// apply is the target's applies, when it names an applier (apply.go).
 	apply applyState
+	// first follows the target's first mirror while it is planned and pushed; mirrored is
+	// set once it is on the remote (progress.go).
+	first    *firstMirror
+	mirrored bool
 }
 
 // decide plans a batch once, on the local tip, and commits it. It returns nil when the
@@ -102,7 +106,7 @@ type targetState struct {
 // would drop changes that reached the API. When a refusal cannot be pinned to one object of the batch, or the
 // fidelity gate holds the target back (docs/kustomize.md#render-fidelity), the batch writes
 // nothing and returns the reason.
-func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, err error) {
+func (s *branchState) decide(ctx context.Context, b *batch) (out *pendingWrite, err error) {
 	ts := s.targets[b.target]
 	if ts == nil {
 		return nil, fmt.Errorf("GitTarget %s is not configured on this branch", b.target)
@@ -121,6 +125,12 @@ func (s *branchState) decide(ctx context.Context, b *batch) (_ *pendingWrite, er
 	s.forgetRefused(ts, b)
 	s.seq++
 	seq := s.seq
+	s.beginFirstMirror(ts, b)
+	defer func() {
+		if err == nil {
+			s.firstMirrorDecided(ts, b, out)
+		}
+	}()
 	ts.fidelity.remeasure(f.render) // the plan has no edit yet: the render at the tip
 	for _, snap := range b.snapshots {
 		ts.fidelity.rescope(snap.Scope)
@@ -234,6 +244,9 @@ type plannedBatch struct {
 func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, excluded map[string]bool) plannedBatch {
 	f := ts.folder
 	p := plannedBatch{excluded: map[string]int{}}
+	if ts.first != nil {
+		ts.first.written = 0 // a batch planned again counts again
+	}
 	decideOne := func(a action) {
 		if p.failed != nil {
 			return
@@ -270,6 +283,7 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 		p.actions = append(p.actions, a)
 		p.lines = append(p.lines, changeLineOf(a, f.path(edits[0].Path)))
 	}
+
 	for _, ev := range b.events {
 		if ev.Op == OpDelete && !ts.cfg.Prune.deletesOnEvent() {
 			// The prune mode keeps the document.
@@ -277,6 +291,7 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 			continue
 		}
 		decideOne(action{op: ev.Op, typ: ev.Type, id: ev.ID, doc: ev.Doc, changes: ev.changes, seq: ev.seq})
+		s.planned(ts)
 	}
 	for _, snap := range b.snapshots {
 		if p.failed != nil {
@@ -289,6 +304,7 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 		ts.retained[snap.Scope] = retained
 		for _, a := range actions {
 			decideOne(a)
+			s.planned(ts)
 		}
 	}
 	if p.failed != nil {

@@ -195,6 +195,7 @@ func (s *branchState) settle(now time.Time) {
 		}
 		pushed = pushed || pw.commit != ""
 		s.adopt(pw, now)
+		s.firstMirrorPushed(pw)
 		s.ended(outcomeWritten, pw.target, pw.actions, false)
 		answer(pw.waiters, SaveResult{SHA: sha, Author: pw.author, ByCommitter: pw.author == s.cfg.Committer})
 		for _, at := range pw.received {

@@ -174,6 +174,9 @@ type Config struct {
 
 	// Metrics records what the worker does; nil records nothing.
 	Metrics *metrics.Metrics
+	// Progress, when set, is told how far each target's first mirror has come
+	// (docs/controllers.md#progress).
+	Progress *ProgressBoard `json:"-"`
 	// Changes, when set, is told the targets whose reported state changed, so that their
 	// conditions follow within seconds (docs/controllers.md#status-follows-the-worker).
 	Changes *Changes `json:"-"`

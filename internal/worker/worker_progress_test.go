@@ -1,0 +1,72 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+)
+
+// blockingReducer holds the worker in the middle of planning a snapshot: its third Minimal
+// call waits until released.
+type blockingReducer struct {
+	mu       sync.Mutex
+	calls    int
+	reached  chan struct{}
+	released chan struct{}
+}
+
+func (r *blockingReducer) Reduce(_ context.Context, _ layout.TypeInfo, _, live []byte) ([]byte, error) {
+	return live, nil
+}
+
+func (r *blockingReducer) Minimal(ctx context.Context, _ layout.TypeInfo, live []byte) ([]byte, error) {
+	r.mu.Lock()
+	r.calls++
+	third := r.calls == 3
+	r.mu.Unlock()
+	if third {
+		close(r.reached)
+		select {
+		case <-r.released:
+		case <-ctx.Done():
+		}
+	}
+	return live, nil
+}
+
+// A target's first mirror shows its progress while the worker is busy planning it — the
+// objects its snapshot listed and how many are planned — then Mirrored once it is pushed
+// (docs/controllers.md#progress).
+func TestAFirstMirrorShowsItsProgressWhileItIsPlanned(t *testing.T) {
+	board := NewProgressBoard()
+	red := &blockingReducer{reached: make(chan struct{}), released: make(chan struct{})}
+	r := newRig(t, func(c *Config) { c.Progress, c.Reducer, c.CommitWindow = board, red, 0 })
+	r.waitFor("the Waiting phase before any snapshot", func() bool {
+		p, _ := board.Get("team/live")
+		return p.Phase == ProgressWaiting
+	})
+	var objects []SnapshotObject
+	for i := range 40 {
+		objects = append(objects, listed(fmt.Sprintf("cm-%02d", i), "v"))
+	}
+	if err := r.worker.Resync(r.ctx(), teamASnapshot(objects...)); err != nil {
+		t.Fatal(err)
+	}
+	<-red.reached
+	// The loop is busy: the board answers anyway. Two objects are planned, the third waits.
+	r.waitFor("the Writing phase with its counts", func() bool {
+		p, _ := board.Get("team/live")
+		return p.Phase == ProgressWriting && p.Seen == 40
+	})
+	close(red.released)
+	r.settled()
+	if p, _ := board.Get("team/live"); p != (Progress{Phase: ProgressMirrored, Seen: 40, Written: 40}) {
+		t.Fatalf("after the push the target shows %+v, want Mirrored 40/40", p)
+	}
+	if !r.hasFile(cmPath("team-a", "cm-39")) {
+		t.Fatal("the snapshot was not written")
+	}
+}
