@@ -67,8 +67,10 @@ func (r *progressReporter) write(ctx context.Context, name string, p worker.Prog
 	if !ok {
 		return true
 	}
-	body, err := json.Marshal(map[string]any{"status": map[string]any{"progress": v1.MirrorProgress{
-		Phase: string(p.Phase), ObjectsSeen: int64(p.Seen), ObjectsWritten: int64(p.Written),
+	// Every key, zeros included: a merge patch keeps what it does not name (the counts of the
+	// operator's previous run).
+	body, err := json.Marshal(map[string]any{"status": map[string]any{"progress": map[string]any{
+		"phase": string(p.Phase), "objectsSeen": p.Seen, "objectsWritten": p.Written,
 	}}})
 	if err != nil {
 		return true

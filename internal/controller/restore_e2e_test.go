@@ -139,6 +139,7 @@ spec:
   selector: {app: web}
   ports:
     - port: 80
+      nodePort: 31080
 ---
 apiVersion: v1
 kind: Service
@@ -279,7 +280,8 @@ func TestAMirroredNamespaceRestoresIntoAnEmptyClusterWithKubectl(t *testing.T) {
 			"imagePullPolicy", "terminationMessagePath", "terminationMessagePolicy", "dnsPolicy", "restartPolicy",
 			"schedulerName", "securityContext", "terminationGracePeriodSeconds", "serviceAccount:", "replicas"},
 		"backup/" + ns + "/restore.example.com/gadgets/g1.yaml": {"size"},
-		"backup/" + ns + "/core/services/web-nodeport.yaml":     {"nodePort", "sessionAffinity", "externalTrafficPolicy"},
+		"backup/" + ns + "/core/services/web-nodeport.yaml":     {"sessionAffinity", "externalTrafficPolicy"},
+		"backup/" + ns + "/core/services/web-lb.yaml":           {"nodePort", "sessionAffinity"}, // allocated, not chosen
 		// The part of its spec the update path may not change keeps its values
 		// (docs/sanitize.md#minimal-documents); the template loses its defaults.
 		"backup/" + ns + "/apps/statefulsets/db.yaml": {"status", "phase", "imagePullPolicy", "updateStrategy"},
@@ -294,6 +296,11 @@ func TestAMirroredNamespaceRestoresIntoAnEmptyClusterWithKubectl(t *testing.T) {
 				t.Errorf("%s holds %q, a value the server filled in:\n%s", file, field, doc)
 			}
 		}
+	}
+
+	// A node port a person chose stays, in the document and so in the restored cluster.
+	if doc := r.file("backup/" + ns + "/core/services/web-nodeport.yaml"); !strings.Contains(doc, "nodePort: 31080") {
+		t.Errorf("the chosen node port is not in the document:\n%s", doc)
 	}
 
 	// Restore: the real kubectl, a second control plane with nothing in it.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -20,6 +21,10 @@ const (
 	// back, each restoring what the previous one showed missing.
 	verifyRounds = 3
 )
+
+// minimalKey stands for the source in the cache keys of minimal documents: no real source
+// document is this.
+var minimalKey = []byte("\x00minimal")
 
 // MinimalDocument returns the document to write for an object that has no document in Git
 // yet: the smallest one the API server turns into the live object
@@ -42,7 +47,7 @@ const (
 // always right, a shorter one only when the server confirmed it. Other failures (no
 // permission, unreachable) are returned. Results are remembered by (gvr, liveDoc).
 func (d *Defaulter) MinimalDocument(ctx context.Context, gvr schema.GroupVersionResource, liveDoc []byte) ([]byte, error) {
-	key := keyOf(gvr, nil, liveDoc)
+	key := keyOf(gvr, minimalKey, liveDoc)
 	if out, ok := d.cache.get(key); ok {
 		return out, nil
 	}
@@ -70,8 +75,10 @@ func (d *Defaulter) minimal(ctx context.Context, gvr schema.GroupVersionResource
 	keptByUpdate(s, live)
 	shape := shapeKeyOf(gvr, s)
 	known, seen := d.shapes.get(shape)
-	if seen && known.nothingToOmit {
-		return nil, nil // an object of this shape had no server-filled value: no question
+	if seen && (known.nothingToOmit || known.unanswered) {
+		// An object of this shape had no server-filled value, or the server could not be
+		// brought to answer for it: live is written, with no question.
+		return nil, nil
 	}
 	restored := append([][]any(nil), known.restored...)
 	for _, p := range restored {
@@ -80,8 +87,12 @@ func (d *Defaulter) minimal(ctx context.Context, gvr schema.GroupVersionResource
 	var full map[string]any
 	for pass := 0; ; pass++ {
 		defaulted, err := d.defaultedSkeleton(ctx, gvr, s, live, &restored)
-		if err != nil || defaulted == nil {
+		if err != nil {
 			return nil, err
+		}
+		if defaulted == nil {
+			d.shapes.put(shape, shapeKnowledge{unanswered: true})
+			return nil, nil
 		}
 		full = Reduce(s, live, defaulted)
 		// A value the server fills in otherwise (a Service's type) changes what it fills in
@@ -102,7 +113,11 @@ func (d *Defaulter) minimal(ctx context.Context, gvr schema.GroupVersionResource
 		return nil, nil
 	}
 	d.shapes.put(shape, shapeKnowledge{restored: restored})
-	return d.verify(ctx, gvr, reduced, full, live)
+	out, err := d.verify(ctx, gvr, reduced, full, live)
+	if err == nil && out == nil {
+		d.shapes.put(shape, shapeKnowledge{unanswered: true})
+	}
+	return out, err
 }
 
 // defaultedSkeleton asks the server what it makes of s, restoring into s from live, one
@@ -118,21 +133,27 @@ func (d *Defaulter) defaultedSkeleton(ctx context.Context, gvr schema.GroupVersi
 		if !errors.Is(err, ErrDryRunRefused) {
 			return nil, err
 		}
-		p := restoreFirstCause(s, live, err)
-		if p == nil {
+		paths := restoreCauses(s, live, err)
+		if len(paths) == 0 {
 			return nil, nil // refused for something no live value answers
 		}
-		*restored = append(*restored, p)
+		*restored = append(*restored, paths...)
 	}
 	return nil, nil
 }
 
 // keptByUpdate restores into the skeleton the values the dry-run update would keep from the
 // existing object instead of defaulting them, so that they are never taken for defaults: a
-// headless Service's clusterIP "None" (its only clusterIP left after Clean).
+// Service's clusterIP "None" and its node ports, the ones Clean left (a user's choice).
 func keptByUpdate(s, live map[string]any) {
-	if kind, _ := live["kind"].(string); kind == "Service" && groupOf(fmt.Sprint(live["apiVersion"])) == "" {
-		restore(s, live, []any{"spec", "clusterIP"})
+	if kind, _ := live["kind"].(string); kind != "Service" || groupOf(fmt.Sprint(live["apiVersion"])) != "" {
+		return
+	}
+	restore(s, live, []any{"spec", "clusterIP"})
+	restore(s, live, []any{"spec", "healthCheckNodePort"})
+	ports, _ := valueAt(live, []any{"spec", "ports"}).([]any)
+	for i := range ports {
+		restore(s, live, []any{"spec", "ports", i, "nodePort"})
 	}
 }
 
@@ -148,7 +169,7 @@ func (d *Defaulter) verify(ctx context.Context, gvr schema.GroupVersionResource,
 		}
 		var paths [][]any
 		if err != nil {
-			paths = causePaths(err, live)
+			paths = causePaths(err, live, "")
 		} else {
 			var ok bool
 			if paths, ok = differences(live, got, nil); !ok {
@@ -169,15 +190,25 @@ func (d *Defaulter) verify(ctx context.Context, gvr schema.GroupVersionResource,
 	return nil, nil
 }
 
-// restoreFirstCause copies into s the live value at the first field the refusal err names
-// that s does not hold as live does; it returns its path, nil when there is none. A field
-// that holds a map (an immutability refusal names a whole spec) gets its own values and
-// lists first, its maps staying shapes to be asked about; only when that changes nothing is
-// it copied whole.
-func restoreFirstCause(s, live map[string]any, err error) []any {
-	for _, p := range causePaths(err, live) {
+// restoreCauses copies into s from live what the refusal err names, and returns the paths
+// that changed s. Every field the server calls missing ("Required value": a Role's rules'
+// verbs) is restored in one round; otherwise the first field s does not hold as live does,
+// alone. A field that holds a map (an immutability refusal names a whole spec) gets its own
+// values and lists first, its maps staying shapes to be asked about; only when that changes
+// nothing is it copied whole.
+func restoreCauses(s, live map[string]any, err error) [][]any {
+	var changed [][]any
+	for _, p := range causePaths(err, live, metav1.CauseTypeFieldValueRequired) {
+		if restore(s, live, p) {
+			changed = append(changed, p)
+		}
+	}
+	if len(changed) > 0 {
+		return changed
+	}
+	for _, p := range causePaths(err, live, "") {
 		if restoreValuesOf(s, live, p) || restore(s, live, p) {
-			return p
+			return [][]any{p}
 		}
 	}
 	return nil

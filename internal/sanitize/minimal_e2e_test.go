@@ -5,6 +5,7 @@ package sanitize
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -155,5 +156,24 @@ func restoresEqual(ctx context.Context, t *testing.T, gvr schema.GroupVersionRes
 	want.SetNamespace(restoreNamespace)
 	if !equalValues(restored, Clean(want.Object)) {
 		t.Errorf("restored from the document:\n%s--- live\n%s", mustDocument(t, restored), mustDocument(t, Clean(want.Object)))
+	}
+}
+
+// A node port a person chose is kept by the update path like an allocated one, so it could
+// pass for a default: it stays in the document (docs/sanitize.md#allocated-node-ports).
+func TestANewServicesChosenNodePortIsWritten(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), generous)
+	defer cancel()
+	source := strings.ReplaceAll(sourceNodePortService, "name: api-nodeport", "name: chosen-port") + "      nodePort: 30999\n"
+	_, liveDoc := createLive(ctx, t, servicesGVR, source)
+	doc, err := NewDefaulter(sharedDynamic).MinimalDocument(ctx, servicesGVR, liveDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := lookup(parsed(t, doc), "spec", "ports", 0, "nodePort"); fmt.Sprint(v) != "30999" {
+		t.Fatalf("the chosen node port is not in the document:\n%s", doc)
+	}
+	if _, ok := lookup(parsed(t, doc), "spec", "sessionAffinity"); ok {
+		t.Fatalf("the document holds server defaults:\n%s", doc)
 	}
 }

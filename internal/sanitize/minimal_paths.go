@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -18,13 +19,17 @@ import (
 // first those live holds as named, most precise first ("spec.selector" before an
 // immutability refusal of all of "spec"), then, for fields live does not hold (a
 // StatefulSet's volumes made from its claim templates), their deepest ancestor live holds.
-func causePaths(err error, live map[string]any) [][]any {
+// Only causes of the given type count, all when it is "".
+func causePaths(err error, live map[string]any, only metav1.CauseType) [][]any {
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) || status.Status().Details == nil {
 		return nil
 	}
 	var held, ancestors [][]any
 	for _, c := range status.Status().Details.Causes {
+		if only != "" && c.Type != only {
+			continue
+		}
 		p, whole := resolveField(c.Field, live)
 		switch {
 		case len(p) == 0:
@@ -141,6 +146,9 @@ func shapeKeyOf(gvr schema.GroupVersionResource, s map[string]any) shapeKey {
 type shapeKnowledge struct {
 	// nothingToOmit: the server filled in no value of it; the live document is minimal.
 	nothingToOmit bool
+	// unanswered: the server could not be brought to answer for it within the bounds; the
+	// live document is written without asking again.
+	unanswered bool
 	// restored are the paths the server needed in the skeleton.
 	restored [][]any
 }

@@ -144,7 +144,7 @@ func (s *branchState) releaseTarget(name string) {
 		s.count(outcomeReleased, ts.keptChanges())
 	}
 	delete(s.targets, name)
-	s.cfg.Progress.forget(name)
+	s.cfg.Progress.forget(s, name)
 	s.forgetAwaiting(name)
 	s.forgetMarks(name)
 }
@@ -169,7 +169,7 @@ func (s *branchState) setTarget(cfg TargetConfig, remove bool) {
 	ts := &targetState{cfg: cfg, folder: newFolder(s.repo, cfg.Path), journalDue: true, journalSince: time.Now()}
 	ts.markApply(applyCatchUp, time.Now())
 	s.targets[cfg.Name] = ts
-	s.cfg.Progress.set(cfg.Name, Progress{Phase: ProgressWaiting})
+	s.cfg.Progress.set(s, cfg.Name, Progress{Phase: ProgressWaiting})
 	s.releaseAwaiting(cfg.Name)
 }
 

@@ -127,7 +127,9 @@ func (s *branchState) decide(ctx context.Context, b *batch) (out *pendingWrite, 
 	seq := s.seq
 	s.beginFirstMirror(ts, b)
 	defer func() {
-		if err == nil {
+		var refusal *writeRefusal
+		if err == nil || (errors.As(err, &refusal) && refusal.kept) {
+			// Written, or done with its refused objects kept for a retry.
 			s.firstMirrorDecided(ts, b, out)
 		}
 	}()

@@ -33,20 +33,23 @@ type Progress struct {
 type ProgressBoard struct {
 	mu      sync.Mutex
 	by      map[string]Progress
+	owners  map[string]*branchState // the worker that wrote each entry last
 	changed map[string]struct{}
 	signal  chan struct{}
 }
 
 // NewProgressBoard returns an empty board.
 func NewProgressBoard() *ProgressBoard {
-	return &ProgressBoard{by: map[string]Progress{}, changed: map[string]struct{}{}, signal: make(chan struct{}, 1)}
+	return &ProgressBoard{by: map[string]Progress{}, owners: map[string]*branchState{}, changed: map[string]struct{}{},
+		signal: make(chan struct{}, 1)}
 }
 
-func (b *ProgressBoard) set(target string, p Progress) {
+func (b *ProgressBoard) set(owner *branchState, target string, p Progress) {
 	if b == nil {
 		return
 	}
 	b.mu.Lock()
+	b.owners[target] = owner
 	if b.by[target] == p {
 		b.mu.Unlock()
 		return
@@ -60,13 +63,19 @@ func (b *ProgressBoard) set(target string, p Progress) {
 	}
 }
 
-func (b *ProgressBoard) forget(target string) {
+// forget drops the entry of a target its worker let go, unless another worker (of the
+// branch the target moved to) has written it since.
+func (b *ProgressBoard) forget(owner *branchState, target string) {
 	if b == nil {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.owners[target] != owner {
+		return
+	}
 	delete(b.by, target)
+	delete(b.owners, target)
 	delete(b.changed, target)
 }
 
@@ -93,12 +102,8 @@ func (b *ProgressBoard) Take() map[string]Progress {
 	return out
 }
 
-// progressEvery is how often a first mirror's counts are put on the board while it is
-// planned, and progressLogEvery how often they are logged.
-const (
-	progressEvery    = time.Second
-	progressLogEvery = 5 * time.Second
-)
+// progressLogEvery is how often a first mirror's counts are logged while it is planned.
+const progressLogEvery = 5 * time.Second
 
 // firstMirror follows the planning of a target's first snapshot.
 type firstMirror struct {
@@ -120,7 +125,7 @@ func (s *branchState) beginFirstMirror(ts *targetState, b *batch) {
 	}
 	now := time.Now()
 	ts.first = &firstMirror{of: b, seen: seen, shown: now, logged: now}
-	s.cfg.Progress.set(ts.cfg.Name, Progress{Phase: ProgressWriting, Seen: seen})
+	s.cfg.Progress.set(s, ts.cfg.Name, Progress{Phase: ProgressWriting, Seen: seen})
 }
 
 // planned counts one more object of a first mirror, showing and logging the counts now and
@@ -132,9 +137,9 @@ func (s *branchState) planned(ts *targetState) {
 	}
 	m.written++
 	now := time.Now()
-	if now.Sub(m.shown) >= progressEvery {
+	if now.Sub(m.shown) >= s.cfg.ProgressEvery {
 		m.shown = now
-		s.cfg.Progress.set(ts.cfg.Name, Progress{Phase: ProgressWriting, Seen: m.seen, Written: m.written})
+		s.cfg.Progress.set(s, ts.cfg.Name, Progress{Phase: ProgressWriting, Seen: m.seen, Written: m.written})
 	}
 	if now.Sub(m.logged) >= progressLogEvery {
 		m.logged = now
@@ -149,13 +154,18 @@ func (s *branchState) firstMirrorDecided(ts *targetState, b *batch, pw *pendingW
 	if m == nil || m.of != b || m.committedAtSeq != 0 {
 		return
 	}
+	m.of = nil // the batch is decided: nothing of it is held here any more
 	if pw == nil || pw.commit == "" {
 		s.firstMirrored(ts)
 		return
 	}
 	m.committedAtSeq = pw.seq
-	s.cfg.Progress.set(ts.cfg.Name, Progress{Phase: ProgressPushing, Seen: m.seen, Written: m.seen})
+	s.cfg.Progress.set(s, ts.cfg.Name, Progress{Phase: ProgressPushing, Seen: m.seen, Written: m.seen})
 }
+
+// firstMirrorEnded is told of a write dropped on replay (its changes are kept and
+// reported): the first mirror it carries has been through the folder.
+func (s *branchState) firstMirrorEnded(pw *pendingWrite) { s.firstMirrorPushed(pw) }
 
 // firstMirrorPushed is told of a pushed write: the first mirror it carries is done.
 func (s *branchState) firstMirrorPushed(pw *pendingWrite) {
@@ -168,6 +178,6 @@ func (s *branchState) firstMirrorPushed(pw *pendingWrite) {
 func (s *branchState) firstMirrored(ts *targetState) {
 	seen := ts.first.seen
 	ts.first, ts.mirrored = nil, true
-	s.cfg.Progress.set(ts.cfg.Name, Progress{Phase: ProgressMirrored, Seen: seen, Written: seen})
+	s.cfg.Progress.set(s, ts.cfg.Name, Progress{Phase: ProgressMirrored, Seen: seen, Written: seen})
 	s.cfg.Log.Info("first mirror of the target done", "target", ts.cfg.Name, "objects", seen)
 }

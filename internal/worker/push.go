@@ -245,6 +245,7 @@ func (s *branchState) rebuildOn(tip string) error {
 				// are kept on the target and tried again when the folder changes.
 				if ts != nil {
 					s.keepRefused(ts, refusedChanges(pw.actions, pw.target, pw.author, pw.seq))
+					s.firstMirrorEnded(pw) // what it could not write is reported and retried
 				} else {
 					s.count(outcomeReleased, actionChanges(pw.actions))
 					s.forgetMarks(pw.target)

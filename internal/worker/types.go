@@ -177,6 +177,9 @@ type Config struct {
 	// Progress, when set, is told how far each target's first mirror has come
 	// (docs/controllers.md#progress).
 	Progress *ProgressBoard `json:"-"`
+	// ProgressEvery is how often at most a first mirror's counts are put on the board while
+	// it is planned (default 1s).
+	ProgressEvery time.Duration
 	// Changes, when set, is told the targets whose reported state changed, so that their
 	// conditions follow within seconds (docs/controllers.md#status-follows-the-worker).
 	Changes *Changes `json:"-"`
@@ -208,6 +211,9 @@ type Reducer interface {
 }
 
 func (c *Config) applyDefaults() {
+	if c.ProgressEvery == 0 {
+		c.ProgressEvery = time.Second
+	}
 	if c.MaxWindowAge == 0 {
 		c.MaxWindowAge = 12 * c.CommitWindow
 		if c.MaxWindowAge < 30*time.Second {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
 )
@@ -43,7 +44,7 @@ func (r *blockingReducer) Minimal(ctx context.Context, _ layout.TypeInfo, live [
 func TestAFirstMirrorShowsItsProgressWhileItIsPlanned(t *testing.T) {
 	board := NewProgressBoard()
 	red := &blockingReducer{reached: make(chan struct{}), released: make(chan struct{})}
-	r := newRig(t, func(c *Config) { c.Progress, c.Reducer, c.CommitWindow = board, red, 0 })
+	r := newRig(t, func(c *Config) { c.Progress, c.Reducer, c.CommitWindow, c.ProgressEvery = board, red, 0, time.Nanosecond })
 	r.waitFor("the Waiting phase before any snapshot", func() bool {
 		p, _ := board.Get("team/live")
 		return p.Phase == ProgressWaiting
@@ -59,7 +60,7 @@ func TestAFirstMirrorShowsItsProgressWhileItIsPlanned(t *testing.T) {
 	// The loop is busy: the board answers anyway. Two objects are planned, the third waits.
 	r.waitFor("the Writing phase with its counts", func() bool {
 		p, _ := board.Get("team/live")
-		return p.Phase == ProgressWriting && p.Seen == 40
+		return p == Progress{Phase: ProgressWriting, Seen: 40, Written: 2}
 	})
 	close(red.released)
 	r.settled()
