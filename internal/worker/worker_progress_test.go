@@ -44,7 +44,9 @@ func (r *blockingReducer) Minimal(ctx context.Context, _ layout.TypeInfo, live [
 func TestAFirstMirrorShowsItsProgressWhileItIsPlanned(t *testing.T) {
 	board := NewProgressBoard()
 	red := &blockingReducer{reached: make(chan struct{}), released: make(chan struct{})}
-	r := newRig(t, func(c *Config) { c.Progress, c.Reducer, c.CommitWindow, c.ProgressEvery = board, red, 0, time.Nanosecond })
+	r := newRig(t, func(c *Config) {
+		c.Progress, c.Reducer, c.CommitWindow, c.ProgressEvery = board, red, 0, time.Nanosecond
+	})
 	r.waitFor("the Waiting phase before any snapshot", func() bool {
 		p, _ := board.Get("team/live")
 		return p.Phase == ProgressWaiting
