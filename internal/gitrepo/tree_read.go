@@ -45,14 +45,20 @@ func (r *Repo) subtree(root *object.Tree, dir string) (*object.Tree, error) {
 	return t, nil
 }
 
+// folderTree returns the tree of dir ("" = the root) at a commit, nil when the commit (or
+// the empty commit "") has no such folder.
+func (r *Repo) folderTree(commit, dir string) (*object.Tree, error) {
+	root, err := r.rootTree(commit)
+	if err != nil {
+		return nil, err
+	}
+	return r.subtree(root, dir)
+}
+
 // HasFolder reports whether dir ("" = the root) holds any entry at a commit; a commit
 // without the folder, or the empty commit "", answers false.
 func (r *Repo) HasFolder(commit, dir string) (bool, error) {
-	root, err := r.rootTree(commit)
-	if err != nil {
-		return false, err
-	}
-	t, err := r.subtree(root, dir)
+	t, err := r.folderTree(commit, dir)
 	if err != nil || t == nil {
 		return false, err
 	}
@@ -62,11 +68,7 @@ func (r *Repo) HasFolder(commit, dir string) (bool, error) {
 // ReadFiles returns every file below dir ("" = the whole tree) at a commit, with paths
 // relative to dir.
 func (r *Repo) ReadFiles(commit, dir string) ([]tree.File, error) {
-	root, err := r.rootTree(commit)
-	if err != nil {
-		return nil, err
-	}
-	t, err := r.subtree(root, dir)
+	t, err := r.folderTree(commit, dir)
 	if err != nil || t == nil {
 		return nil, err
 	}
