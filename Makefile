@@ -25,7 +25,7 @@ FLUX := bash hack/tools/flux.sh
 # Argo CD's multi-call binary (and redis-server) for the two-way tests with Argo CD, the same way.
 ARGOCD := bash hack/tools/argocd.sh
 
-.PHONY: all build generate verify-generated chart-crds image test unit e2e stress bench bench-micro bench-twoway lint quickstart clean control-plane flux argocd tools
+.PHONY: all build generate verify-generated chart-crds image test unit e2e stress bench bench-micro bench-twoway lint quickstart clean control-plane flux argocd
 
 all: build
 
@@ -64,12 +64,6 @@ flux: ## Build (or find) Flux's controllers for the two-way tests and print thei
 argocd: ## Build (or find) Argo CD's binary (and install redis-server) for the two-way tests and print its directory.
 	@$(ARGOCD)
 
-# The three builds side by side: while one downloads modules or links (one core), the others
-# compile. A failure of any of them fails the target, after all three ended.
-tools: ## Build (or find) the control plane, Flux and Argo CD at once.
-	@$(CONTROL_PLANE) >/dev/null & cp=$$!; $(FLUX) >/dev/null & flux=$$!; $(ARGOCD) >/dev/null & argocd=$$!; \
-	  rc=0; wait $$cp || rc=1; wait $$flux || rc=1; wait $$argocd || rc=1; exit $$rc
-
 unit: ## Fast tests: no control plane needed.
 	$(GO) test ./...
 
@@ -81,13 +75,7 @@ e2e: ## Tests against a real kube-apiserver and etcd (and the Git servers, Flux 
 stress: ## The stress test of the write path, under -race.
 	assets=$$($(CONTROL_PLANE)); KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -tags stress -count=1 -timeout 20m ./internal/stress/
 
-# The test tools are built (on a cold machine: most of the run) while lint and the generated
-# files are checked, which start compiling the module; e2e then finds them cached.
-test: ## Every test: generated files, lint, unit, e2e and the stress test.
-	@$(MAKE) --no-print-directory tools & tools=$$!; \
-	  $(MAKE) --no-print-directory lint verify-generated || { wait $$tools; exit 1; }; \
-	  wait $$tools
-	@$(MAKE) --no-print-directory e2e stress
+test: lint verify-generated e2e stress ## Every test: generated files, lint, unit, e2e and the stress test.
 
 bench: build ## Benchmarks of speed and memory: the end-to-end run of BENCH.md (BENCH_FLAGS=-quick for a short one), then bench-micro and bench-twoway.
 	$(GO) build -o $(BIN_DIR)/bench ./bench
