@@ -163,12 +163,10 @@ func (s *branchState) firstMirrorDecided(ts *targetState, b *batch, pw *pendingW
 	s.cfg.Progress.set(s, ts.cfg.Name, Progress{Phase: ProgressPushing, Seen: m.seen, Written: m.seen})
 }
 
-// firstMirrorEnded is told of a write dropped on replay (its changes are kept and
-// reported): the first mirror it carries has been through the folder.
-func (s *branchState) firstMirrorEnded(pw *pendingWrite) { s.firstMirrorPushed(pw) }
-
-// firstMirrorPushed is told of a pushed write: the first mirror it carries is done.
-func (s *branchState) firstMirrorPushed(pw *pendingWrite) {
+// firstMirrorLanded is told of a write that is done with: pushed, or dropped on replay
+// with its changes kept and reported. The first mirror it carries has been through the
+// folder.
+func (s *branchState) firstMirrorLanded(pw *pendingWrite) {
 	ts := s.targets[pw.target]
 	if ts != nil && ts.first != nil && ts.first.committedAtSeq == pw.seq {
 		s.firstMirrored(ts)

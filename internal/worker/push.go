@@ -195,7 +195,7 @@ func (s *branchState) settle(now time.Time) {
 		}
 		pushed = pushed || pw.commit != ""
 		s.adopt(pw, now)
-		s.firstMirrorPushed(pw)
+		s.firstMirrorLanded(pw)
 		s.ended(outcomeWritten, pw.target, pw.actions, false)
 		answer(pw.waiters, SaveResult{SHA: sha, Author: pw.author, ByCommitter: pw.author == s.cfg.Committer})
 		for _, at := range pw.received {
@@ -245,7 +245,7 @@ func (s *branchState) rebuildOn(tip string) error {
 				// are kept on the target and tried again when the folder changes.
 				if ts != nil {
 					s.keepRefused(ts, refusedChanges(pw.actions, pw.target, pw.author, pw.seq))
-					s.firstMirrorEnded(pw) // what it could not write is reported and retried
+					s.firstMirrorLanded(pw) // what it could not write is reported and retried
 				} else {
 					s.count(outcomeReleased, actionChanges(pw.actions))
 					s.forgetMarks(pw.target)
