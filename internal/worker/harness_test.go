@@ -113,7 +113,6 @@ func rigConfig(t *testing.T, front *testenv.HTTPFrontend, logs *syncBuffer, opts
 		AllowedBranches: []string{"main"},
 		Committer:       Author{Name: "GitOps Reverser", Email: "bot@example.com"},
 		CommitWindow:    300 * time.Millisecond,
-		PushCooldown:    10 * time.Millisecond,
 		RetryMin:        50 * time.Millisecond,
 		RetryMax:        500 * time.Millisecond,
 		Dir:             t.TempDir(),

@@ -149,11 +149,14 @@ type Config struct {
 
 	// CommitWindow is the silence that closes a window; 0 commits every event alone.
 	CommitWindow time.Duration
-	// MaxWindowAge closes a window that keeps receiving events (default 12×CommitWindow, at least 30s).
+	// MaxWindowAge closes a window that keeps receiving events (default 3×CommitWindow, at
+	// least 2s: docs/branch-worker.md#commit-windows).
 	MaxWindowAge time.Duration
 	// MaxWindowBytes closes a window whose documents reach this size (default 8 MiB).
 	MaxWindowBytes int
-	// PushCooldown is the least time between two pushes (default 1s).
+	// PushCooldown is the least time between two successful pushes (default 0: a push starts
+	// as soon as something is to be pushed and no push is in flight; failures back off
+	// between RetryMin and RetryMax instead).
 	PushCooldown time.Duration
 	// RetryMin and RetryMax bound the backoff after a failed fetch or push (defaults 1s, 2m).
 	RetryMin, RetryMax time.Duration
@@ -215,19 +218,13 @@ func (c *Config) applyDefaults() {
 		c.ProgressEvery = time.Second
 	}
 	if c.MaxWindowAge == 0 {
-		c.MaxWindowAge = 12 * c.CommitWindow
-		if c.MaxWindowAge < 30*time.Second {
-			c.MaxWindowAge = 30 * time.Second
-		}
+		c.MaxWindowAge = max(maxWindowAgeFactor*c.CommitWindow, minMaxWindowAge)
 	}
 	if c.MaxWindowBytes == 0 {
 		c.MaxWindowBytes = 8 << 20
 	}
 	if c.ApplyPoll <= 0 {
 		c.ApplyPoll = DefaultApplyPoll
-	}
-	if c.PushCooldown == 0 {
-		c.PushCooldown = time.Second
 	}
 	if c.RetryMin == 0 {
 		c.RetryMin = time.Second

@@ -26,6 +26,14 @@ const (
 	closeJournal closeReason = "journal"
 )
 
+// A window that keeps receiving events closes after maxWindowAgeFactor × CommitWindow, and
+// never before minMaxWindowAge: under one author's steady stream a change then waits at most
+// three windows, and a burst shorter than that still lands in one commit.
+const (
+	maxWindowAgeFactor = 3
+	minMaxWindowAge    = 2 * time.Second
+)
+
 // batch is a unit of work to plan: a closed commit window, or a snapshot (resync).
 type batch struct {
 	target string

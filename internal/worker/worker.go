@@ -20,6 +20,9 @@ type Worker struct {
 	stopping chan struct{}
 	done     chan struct{}
 	state    *branchState // touched only by run
+	// parked is a message taken from the inbox by handleQueued that waits for the next tick
+	// (touched only by run).
+	parked any
 	// journal stamps what is handed over and records deletes (Config.Journal); log is
 	// cfg.Log, for the callers' goroutines.
 	journal *Journal
@@ -221,6 +224,12 @@ func (w *Worker) Run(ctx context.Context) {
 		s.tick(ctx, now)
 		s.publishChanges()
 		s.publishOpen(now)
+		if m := w.parked; m != nil && ctx.Err() == nil {
+			w.parked = nil
+			s.handle(m, time.Now())
+			w.handleQueued()
+			continue
+		}
 		resetTimer(timer, s.nextWake(now).Sub(now))
 		select {
 		case <-ctx.Done():
@@ -230,6 +239,7 @@ func (w *Worker) Run(ctx context.Context) {
 			return
 		case m := <-w.inbox:
 			s.handle(m, time.Now())
+			w.handleQueued()
 			s.cfg.Metrics.QueueDepth(s.branchLabel, len(w.inbox))
 		case r := <-s.applyResults:
 			s.applied(r, time.Now())
@@ -238,28 +248,63 @@ func (w *Worker) Run(ctx context.Context) {
 	}
 }
 
-// drain answers what is left in the inbox after the loop stopped, so that no caller waits
-// forever. Events left there are re-derived by the next snapshot after a restart
-// (docs/branch-worker.md#restart).
-func (w *Worker) drain() {
-	for {
+// maxHandledPerTick bounds the messages handled between two ticks, so that a stream that
+// keeps the inbox full still has its windows closed and its writes pushed.
+const maxHandledPerTick = 1024
+
+// handleQueued handles the events and snapshots already waiting in the inbox before the
+// next tick: what arrived while the loop planned or pushed goes into the next commits and
+// the next push together, instead of one plan and one push per message. Any other message
+// (a status, a save, a target) is parked until after that tick, so that it still sees
+// everything sent before it planned, as when every message had its own tick.
+func (w *Worker) handleQueued() {
+	for range maxHandledPerTick - 1 {
 		select {
 		case m := <-w.inbox:
-			switch m := m.(type) {
+			switch m.(type) {
 			case eventMsg, snapshotMsg:
-				// Received by a stopped worker: ended at once, as what it held was.
 				w.state.handle(m, time.Now())
-				w.state.releaseAll()
-			case saveMsg:
-				m.reply <- SaveResult{Err: ErrStopped}
-			case statusMsg:
-				m.reply <- w.state.status()
-			case probeMsg:
-				m.reply <- false
+			default:
+				w.parked = m
+				return
 			}
 		default:
 			return
 		}
+	}
+}
+
+// drain answers what is left in the inbox after the loop stopped, so that no caller waits
+// forever. Events left there are re-derived by the next snapshot after a restart
+// (docs/branch-worker.md#restart).
+func (w *Worker) drain() {
+	if m := w.parked; m != nil {
+		w.parked = nil
+		w.release(m)
+	}
+	for {
+		select {
+		case m := <-w.inbox:
+			w.release(m)
+		default:
+			return
+		}
+	}
+}
+
+// release answers one message a stopped loop received.
+func (w *Worker) release(m any) {
+	switch m := m.(type) {
+	case eventMsg, snapshotMsg:
+		// Received by a stopped worker: ended at once, as what it held was.
+		w.state.handle(m, time.Now())
+		w.state.releaseAll()
+	case saveMsg:
+		m.reply <- SaveResult{Err: ErrStopped}
+	case statusMsg:
+		m.reply <- w.state.status()
+	case probeMsg:
+		m.reply <- false
 	}
 }
 

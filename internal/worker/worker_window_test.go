@@ -188,3 +188,29 @@ func TestTrailersOfAWindowsEventsEndItsMessageOnce(t *testing.T) {
 		t.Fatalf("trailers:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// Under one author's steady stream there is never a window of silence: the window closes by
+// age after three windows (never before 2 s), so a change waits at most that long to be
+// committed, and a burst shorter than that is still one commit.
+func TestASteadyStreamClosesItsWindowAfterThreeWindows(t *testing.T) {
+	for _, tc := range []struct {
+		window, maxAge time.Duration
+	}{
+		{time.Second, 3 * time.Second},
+		{5 * time.Second, 15 * time.Second},
+		{100 * time.Millisecond, 2 * time.Second},
+	} {
+		cfg := Config{CommitWindow: tc.window}
+		cfg.applyDefaults()
+		opened := time.Unix(1000, 0)
+		w := newWindow(upsert("alice", "team-a", "cfg", "0"), opened)
+		for at := opened; at.Before(opened.Add(time.Minute)); at = at.Add(tc.window / 10) {
+			w.add(upsert("alice", "team-a", "cfg", at.String()), at)
+		}
+		at, reason := w.deadline(&cfg)
+		if reason != closeMaxAge || !at.Equal(opened.Add(tc.maxAge)) {
+			t.Errorf("commitWindow %s: a steady stream's window closes at +%s (%s), want +%s by age",
+				tc.window, at.Sub(opened), reason, tc.maxAge)
+		}
+	}
+}
