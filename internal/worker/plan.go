@@ -249,6 +249,7 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 	if ts.first != nil {
 		ts.first.written = 0 // a batch planned again counts again
 	}
+	var ahead map[layout.Identity]reducedAhead // the Reducer's answers asked together
 	decideOne := func(a action) {
 		if p.failed != nil {
 			return
@@ -262,7 +263,7 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 			render := f.render(a.id)
 			a.created = render == nil
 			ts.fidelity.measure(a.id, render, a.doc)
-			a.doc = s.reduce(ctx, ts, a, render)
+			a.doc = s.reduced(ctx, ts, a, render, ahead)
 		} else {
 			ts.fidelity.forget(a.id) // a deleted object holds no value to diverge
 		}
@@ -286,15 +287,28 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 		p.lines = append(p.lines, changeLineOf(a, f.path(edits[0].Path)))
 	}
 
+	// Decided in chunks: the Reducer's questions of a chunk are asked together first.
+	decideAll := func(actions []action) {
+		for len(actions) > 0 && p.failed == nil {
+			chunk := actions[:min(len(actions), reduceChunk)]
+			actions = actions[len(chunk):]
+			ahead = s.reduceAhead(ctx, ts, notExcluded(chunk, excluded))
+			for _, a := range chunk {
+				decideOne(a)
+				s.planned(ts)
+			}
+		}
+	}
+	var actions []action
 	for _, ev := range b.events {
 		if ev.Op == OpDelete && !ts.cfg.Prune.deletesOnEvent() {
 			// The prune mode keeps the document.
 			p.unchanged = append(p.unchanged, action{op: ev.Op, id: ev.ID, changes: ev.changes, seq: ev.seq})
 			continue
 		}
-		decideOne(action{op: ev.Op, typ: ev.Type, id: ev.ID, doc: ev.Doc, changes: ev.changes, seq: ev.seq})
-		s.planned(ts)
+		actions = append(actions, action{op: ev.Op, typ: ev.Type, id: ev.ID, doc: ev.Doc, changes: ev.changes, seq: ev.seq})
 	}
+	decideAll(actions)
 	for _, snap := range b.snapshots {
 		if p.failed != nil {
 			return p // the index is gone: no sweep can be planned on it
@@ -304,16 +318,27 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 			ts.retained = map[Scope]int{}
 		}
 		ts.retained[snap.Scope] = retained
-		for _, a := range actions {
-			decideOne(a)
-			s.planned(ts)
-		}
+		decideAll(actions)
 	}
 	if p.failed != nil {
 		return p
 	}
 	p.refusal = f.verify()
 	return p
+}
+
+// notExcluded are the actions of objects the pass does not leave out.
+func notExcluded(actions []action, excluded map[string]bool) []action {
+	if len(excluded) == 0 {
+		return actions
+	}
+	out := make([]action, 0, len(actions))
+	for _, a := range actions {
+		if !excluded[a.id.String()] {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // refusedChanges turns actions of target's write by author back into the changes they came

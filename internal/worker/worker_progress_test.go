@@ -26,9 +26,10 @@ func (r *blockingReducer) Reduce(_ context.Context, _ layout.TypeInfo, _, live [
 func (r *blockingReducer) Minimal(ctx context.Context, _ layout.TypeInfo, live []byte) ([]byte, error) {
 	r.mu.Lock()
 	r.calls++
-	third := r.calls == 3
+	// The first call of the second chunk: the first is planned, the second waits.
+	blocked := r.calls == reduceChunk+1
 	r.mu.Unlock()
-	if third {
+	if blocked {
 		close(r.reached)
 		select {
 		case <-r.released:
@@ -52,24 +53,26 @@ func TestAFirstMirrorShowsItsProgressWhileItIsPlanned(t *testing.T) {
 		return p.Phase == ProgressWaiting
 	})
 	var objects []SnapshotObject
-	for i := range 40 {
+	const objectsListed = reduceChunk + 20
+	for i := range objectsListed {
 		objects = append(objects, listed(fmt.Sprintf("cm-%02d", i), "v"))
 	}
 	if err := r.worker.Resync(r.ctx(), teamASnapshot(objects...)); err != nil {
 		t.Fatal(err)
 	}
 	<-red.reached
-	// The loop is busy: the board answers anyway. Two objects are planned, the third waits.
+	// The loop is busy: the board answers anyway. The first chunk is planned, the second
+	// waits for its Reducer.
 	r.waitFor("the Writing phase with its counts", func() bool {
 		p, _ := board.Get("team/live")
-		return p == Progress{Phase: ProgressWriting, Seen: 40, Written: 2}
+		return p == Progress{Phase: ProgressWriting, Seen: objectsListed, Written: reduceChunk}
 	})
 	close(red.released)
 	r.settled()
-	if p, _ := board.Get("team/live"); p != (Progress{Phase: ProgressMirrored, Seen: 40, Written: 40}) {
-		t.Fatalf("after the push the target shows %+v, want Mirrored 40/40", p)
+	if p, _ := board.Get("team/live"); p != (Progress{Phase: ProgressMirrored, Seen: objectsListed, Written: objectsListed}) {
+		t.Fatalf("after the push the target shows %+v, want Mirrored %d/%d", p, objectsListed, objectsListed)
 	}
-	if !r.hasFile(cmPath("team-a", "cm-39")) {
+	if !r.hasFile(cmPath("team-a", fmt.Sprintf("cm-%02d", objectsListed-1))) {
 		t.Fatal("the snapshot was not written")
 	}
 }

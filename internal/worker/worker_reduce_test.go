@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
 )
@@ -103,5 +106,62 @@ func TestReducerFailureWritesTheLiveDocument(t *testing.T) {
 	r.settled()
 	if got := r.file(cmPath("team-a", "web")); got != string(ev.Doc) {
 		t.Fatalf("after a failed reduce the file holds %q, want the live document", got)
+	}
+}
+
+// concurrentReducer answers like recordingReducer, and records how many questions were in
+// flight at once. Each question waits (up to a deadline) for a second one to be asked
+// beside it, so that questions asked one after another show as one at a time.
+type concurrentReducer struct {
+	recordingReducer
+	inFlight, most atomic.Int32
+}
+
+func (f *concurrentReducer) Reduce(ctx context.Context, typ layout.TypeInfo, source, live []byte) ([]byte, error) {
+	n := f.inFlight.Add(1)
+	defer f.inFlight.Add(-1)
+	for m := f.most.Load(); n > m && !f.most.CompareAndSwap(m, n); m = f.most.Load() {
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for f.most.Load() < 2 && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	return f.recordingReducer.Reduce(ctx, typ, source, live)
+}
+
+// The documents a burst edits are reduced with their server's dry-runs asked side by side,
+// not one after another (2,000 edits waited ~25 s for theirs), and each object still gets
+// its own answer.
+func TestABurstsDryRunsAreAskedTogether(t *testing.T) {
+	red := &concurrentReducer{}
+	r := newRig(t, func(c *Config) { c.Reducer = red; c.CommitWindow = time.Hour })
+	names := make([]string, 20)
+	for i := range names {
+		names[i] = fmt.Sprintf("cm-%02d", i)
+		r.submit(upsert("alice", "team-a", names[i], "1"))
+	}
+	if _, err := r.worker.Save(r.ctx(), "team/live", "create"); err != nil {
+		t.Fatal(err)
+	}
+	r.settled()
+	for _, n := range names {
+		ev := upsert("alice", "team-a", n, "2")
+		ev.Doc = append(ev.Doc, []byte(defaultedLine)...)
+		r.submit(ev)
+	}
+	if _, err := r.worker.Save(r.ctx(), "team/live", "edit"); err != nil {
+		t.Fatal(err)
+	}
+	r.settled()
+	if reduced, _ := red.counts(); reduced != len(names) {
+		t.Fatalf("%d documents reduced, want %d", reduced, len(names))
+	}
+	if most := red.most.Load(); most < 2 {
+		t.Fatalf("at most %d dry-run in flight at once; want them asked together", most)
+	}
+	for _, n := range names {
+		if got, want := r.file(cmPath("team-a", n)), string(configMap("team-a", n, "2")); got != want {
+			t.Fatalf("%s holds\n%s\nwant its own reduced document\n%s", n, got, want)
+		}
 	}
 }
