@@ -20,6 +20,9 @@ import (
 	"time"
 )
 
+// lastPhase is the number of the last phase (BENCH.md lists them).
+const lastPhase = 5
+
 // config is what one run measures; full and quick differ only in sizes and durations.
 type config struct {
 	phases         map[int]bool
@@ -36,6 +39,8 @@ type config struct {
 	burstRepeats   int
 	scaleSizes     []int
 	scaleEdits     int
+	tenants        int
+	tenantObjects  int
 	idleFor        time.Duration
 	profile        bool
 	profileFor     time.Duration
@@ -63,6 +68,8 @@ func fullConfig() config {
 		burstRepeats:       3,
 		scaleSizes:         []int{100, 50000},
 		scaleEdits:         5,
+		tenants:            200,
+		tenantObjects:      20,
 		idleFor:            5 * time.Second,
 		profile:            true,
 		profileFor:         20 * time.Second,
@@ -86,6 +93,7 @@ func quickConfig() config {
 	c.burstRepeats = 1
 	c.scaleSizes = []int{100, 5000}
 	c.scaleEdits = 3
+	c.tenants = 40
 	c.idleFor = 3 * time.Second
 	c.profileFor = 10 * time.Second
 	c.drainCap = time.Minute
@@ -125,7 +133,7 @@ func main() {
 func run() (code int) {
 	quick := flag.Bool("quick", false, "smaller sizes and shorter durations, for development (results under bench/results/quick/)")
 	operatorBin := flag.String("operator", "", "the gitops-reverser binary to measure; empty builds ./cmd/gitops-reverser into the run's folder")
-	phases := flag.String("phases", "1,2,3,4", "phases to run, comma-separated")
+	phases := flag.String("phases", "1,2,3,4,5", "phases to run, comma-separated")
 	resultsDir := flag.String("results", "", "folder for the CSV files (default bench/results, or bench/results/quick with -quick)")
 	mdPath := flag.String("md", "", "update the generated part of this BENCH.md (default BENCH.md for a full run with all phases; none with -quick)")
 	profile := flag.Bool("profile", true, "collect CPU profiles of the operator (extra runs, not counted)")
@@ -147,7 +155,7 @@ func run() (code int) {
 	cfg.phases = map[int]bool{}
 	for _, p := range strings.Split(*phases, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(p))
-		if err != nil || n < 1 || n > 4 {
+		if err != nil || n < 1 || n > lastPhase {
 			fmt.Fprintf(os.Stderr, "bench: bad -phases %q\n", *phases)
 			return 2
 		}
@@ -167,7 +175,7 @@ func run() (code int) {
 			*resultsDir = filepath.Join(*resultsDir, "quick")
 		}
 	}
-	if *mdPath == "" && !*quick && len(cfg.phases) == 4 {
+	if *mdPath == "" && !*quick && len(cfg.phases) == lastPhase {
 		*mdPath = "BENCH.md"
 	}
 
@@ -257,7 +265,7 @@ func (b *bench) run(ctx context.Context, dir, operatorBin string, keep, kubeconf
 	steps := []struct {
 		n  int
 		fn func(context.Context) error
-	}{{1, b.phaseInitial}, {2, b.phaseSteady}, {3, b.phaseBurst}, {4, b.phaseScale}}
+	}{{1, b.phaseInitial}, {2, b.phaseSteady}, {3, b.phaseBurst}, {4, b.phaseScale}, {5, b.phaseTenants}}
 	for _, s := range steps {
 		if !b.want(s.n) {
 			continue

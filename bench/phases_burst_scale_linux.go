@@ -64,7 +64,7 @@ func (b *bench) burst(ctx context.Context, v variant, name string) error {
 	var commits, totals, tooks, present []float64
 	censored := false
 	for round := 1; round <= b.cfg.burstRepeats; round++ {
-		time.Sleep(1500 * time.Millisecond) // past the push cooldown of the previous round
+		time.Sleep(1500 * time.Millisecond) // a pause between rounds, so that none joins the previous one
 		b.burstSeq++
 		seq := b.burstSeq
 		pre := r.watch.last().sha
@@ -251,7 +251,7 @@ func (b *bench) scaleRun(ctx context.Context, r *repo, ns, name string) ([]float
 	startup := first.at.Sub(p.started)
 	var lats []float64
 	for k := 1; k <= b.cfg.scaleEdits+1; k++ {
-		time.Sleep(1500 * time.Millisecond) // past the push cooldown
+		time.Sleep(1500 * time.Millisecond) // edits one at a time, each measured alone
 		at, err := b.env.setSeq(ctx, ns, names[0], seq0+k)
 		if err != nil {
 			return nil, 0, 0, err

@@ -60,6 +60,9 @@ func (b *bench) setup(ctx context.Context) error {
 			}
 		}
 	}
+	if b.want(5) {
+		return b.setupTenants(ctx)
+	}
 	return nil
 }
 

@@ -77,10 +77,24 @@ func (b *bench) driveEdits(ctx context.Context, ns string, names []string, count
 
 // valuesAt reads the seq of every object at each tip: values[i][o].
 func valuesAt(r *repo, ns string, names []string, tips []tipEvent) ([][]int, error) {
+	return valuesAtPaths(r, docPaths(ns, names), tips)
+}
+
+// docPaths are the paths of the named ConfigMaps of ns in the bench's target folder.
+func docPaths(ns string, names []string) []string {
+	paths := make([]string, len(names))
+	for i, n := range names {
+		paths[i] = docPath(ns, n)
+	}
+	return paths
+}
+
+// valuesAtPaths is data.seq of the document at each path, at each tip (-1: no document).
+func valuesAtPaths(r *repo, paths []string, tips []tipEvent) ([][]int, error) {
 	var specs []string
 	for _, t := range tips {
-		for _, n := range names {
-			specs = append(specs, t.sha+":"+docPath(ns, n))
+		for _, p := range paths {
+			specs = append(specs, t.sha+":"+p)
 		}
 	}
 	blobs, err := catFiles(r.dir, specs)
@@ -89,10 +103,10 @@ func valuesAt(r *repo, ns string, names []string, tips []tipEvent) ([][]int, err
 	}
 	values := make([][]int, len(tips))
 	for i, t := range tips {
-		values[i] = make([]int, len(names))
-		for o, n := range names {
+		values[i] = make([]int, len(paths))
+		for o, p := range paths {
 			values[i][o] = -1
-			if doc := blobs[t.sha+":"+docPath(ns, n)]; doc != nil {
+			if doc := blobs[t.sha+":"+p]; doc != nil {
 				values[i][o] = seqOf(doc)
 			}
 		}
@@ -118,8 +132,13 @@ func latencies(edits []edit, tips []tipEvent, values [][]int) []float64 {
 
 // waitAllSeq waits for a tip at which every object holds at least want[o].
 func (b *bench) waitAllSeq(ctx context.Context, r *repo, ns string, names []string, from int, want []int, timeout time.Duration, abort <-chan struct{}) (tipEvent, int, error) {
+	return b.waitAllPaths(ctx, r, docPaths(ns, names), from, want, timeout, abort)
+}
+
+// waitAllPaths waits for a tip at which the document at every path holds at least want[o].
+func (b *bench) waitAllPaths(ctx context.Context, r *repo, paths []string, from int, want []int, timeout time.Duration, abort <-chan struct{}) (tipEvent, int, error) {
 	return r.watch.waitFor(ctx, from, timeout, abort, func(t tipEvent) (bool, error) {
-		vals, err := valuesAt(r, ns, names, []tipEvent{t})
+		vals, err := valuesAtPaths(r, paths, []tipEvent{t})
 		if err != nil {
 			return false, err
 		}
