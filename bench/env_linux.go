@@ -211,12 +211,13 @@ func (e *env) unconfigure(ctx context.Context, ns string) error {
 }
 
 // runOperator starts the operator (profiled with a CPU profile written to cpuProfile when
-// that is set) with a fresh work dir.
+// that is set, and a heap profile at its largest heap to heapProfileOf(cpuProfile)) with a
+// fresh work dir.
 // viaEnv passes the kubeconfig as $KUBECONFIG for this run (always, with kubeconfigEnv).
 func (e *env) runOperator(name, cpuProfile string, viaEnv bool) (*operatorProc, error) {
 	argv := e.operatorArgv
 	if cpuProfile != "" {
-		argv = append(append([]string{}, e.profiledArgv...), "-cpuprofile", cpuProfile, "--")
+		argv = append(append([]string{}, e.profiledArgv...), "-cpuprofile", cpuProfile, "-heapprofile", heapProfileOf(cpuProfile), "--")
 	}
 	work := filepath.Join(e.dir, "work-"+name)
 	if err := os.MkdirAll(work, 0o755); err != nil {

@@ -419,6 +419,11 @@ func (b *bench) report(dir, md string, quick bool) error {
 			continue
 		}
 		prof.WriteString(text + "\n")
+		if heap, err := heapSummary(p, 25); err == nil {
+			prof.WriteString(heap + "\n")
+		} else {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+		}
 	}
 	if prof.Len() > 0 {
 		path := filepath.Join(dir, stamp+"-profile.txt")

@@ -11,15 +11,18 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strings"
 	"syscall"
+	"time"
 
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/operator"
+	"github.com/go-logr/logr"
 )
 
 // profiledOperator is `gitops-reverser run` with a CPU profile around operator.Run: the
@@ -30,6 +33,7 @@ import (
 func profiledOperator(args []string) int {
 	top := flag.NewFlagSet("profiled-operator", flag.ContinueOnError)
 	cpuProfile := top.String("cpuprofile", "", "write a CPU profile of the operator to this file")
+	heapProfile := top.String("heapprofile", "", "write a heap profile of the operator to this file, taken when its heap was largest")
 	if err := top.Parse(args); err != nil {
 		return 2
 	}
@@ -61,6 +65,9 @@ func profiledOperator(args []string) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if *heapProfile != "" {
+		go profileHeapPeak(ctx, *heapProfile, log)
+	}
 	log.Info("starting gitops-reverser (profiled by the bench)")
 	if err := operator.Run(ctx, opts); err != nil {
 		log.Error(err, "operator stopped")
@@ -70,7 +77,53 @@ func profiledOperator(args []string) int {
 	return 0
 }
 
-// profileRun is a CPU profile the bench collected.
+// profileHeapPeak writes a heap profile to path each time the heap in use reaches a new
+// high (looked at every 200 ms, by at least 5%), so that the file ends as the profile of the
+// operator's largest heap. A heap profile shows what was live at the last GC.
+func profileHeapPeak(ctx context.Context, path string, log logr.Logger) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak uint64
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		metrics.Read(sample)
+		if now := sample[0].Value.Uint64(); now > peak+peak/20 {
+			peak = now
+			if err := writeHeapProfile(path); err != nil {
+				log.Error(err, "heap profile")
+				return
+			}
+		}
+	}
+}
+
+func writeHeapProfile(path string) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// heapProfileOf is where the heap profile of a profiled run goes, beside its CPU profile.
+func heapProfileOf(cpuProfile string) string {
+	return strings.TrimSuffix(cpuProfile, ".pprof") + ".heap.pprof"
+}
+
+// profileRun is a CPU profile the bench collected (and the heap profile beside it).
 type profileRun struct {
 	what, path string
 }
@@ -116,6 +169,28 @@ func profileSummary(p profileRun, ours, flat int) (string, error) {
 		if inRows {
 			b.WriteString(line + "\n")
 		}
+	}
+	b.WriteString("```\n")
+	return b.String(), nil
+}
+
+// heapSummary renders the heap profile beside p's CPU profile: the top functions by the
+// memory in use they allocated (flat), at the operator's largest heap.
+func heapSummary(p profileRun, n int) (string, error) {
+	path := heapProfileOf(p.path)
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-sample_index=inuse_space", fmt.Sprintf("-nodecount=%d", n), path).Output()
+	if err != nil {
+		return "", fmt.Errorf("go tool pprof %s: %w", path, err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "#### %s: heap in use at its largest\n\n```\n", p.what)
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "File:") || strings.HasPrefix(line, "Build ID:") {
+			continue
+		}
+		b.WriteString(strings.ReplaceAll(line, "github.com/gitops-reverser/gitops-reverser/", "") + "\n")
 	}
 	b.WriteString("```\n")
 	return b.String(), nil
