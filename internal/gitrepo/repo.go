@@ -22,6 +22,7 @@ const remoteName = "origin"
 // Repo is a bare local copy of one remote repository.
 type Repo struct {
 	url     string // as configured; shown only through redact
+	dir     string // the bare local copy
 	repo    *git.Repository
 	options []client.Option
 	// maxFileBytes bounds every file read (bounds.DefaultMaxFileBytes when 0).
@@ -58,7 +59,7 @@ func Open(dir, rawURL string, creds Credentials) (*Repo, error) {
 	if err := noDeltaSearch(repo); err != nil {
 		return nil, err
 	}
-	return &Repo{url: rawURL, repo: repo, options: opts}, nil
+	return &Repo{url: rawURL, dir: dir, repo: repo, options: opts}, nil
 }
 
 func parseRemote(rawURL string) (*url.URL, error) {

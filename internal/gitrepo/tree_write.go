@@ -57,7 +57,8 @@ func (r *Repo) Commit(parent string, changes []Change, spec CommitSpec) (string,
 		}
 		edits[c.Path] = c
 	}
-	tree, err := r.editTree(base, edits)
+	objs := r.newObjectBatch()
+	tree, err := r.editTree(objs, base, edits)
 	if err != nil {
 		return "", err
 	}
@@ -65,7 +66,7 @@ func (r *Repo) Commit(parent string, changes []Change, spec CommitSpec) (string,
 		return "", ErrNothingToCommit
 	}
 	if tree.IsZero() {
-		if tree, err = r.writeTree(nil); err != nil {
+		if tree, err = writeTree(objs, nil); err != nil {
 			return "", err
 		}
 	}
@@ -87,9 +88,12 @@ func (r *Repo) Commit(parent string, changes []Change, spec CommitSpec) (string,
 	if err := c.Encode(obj); err != nil {
 		return "", fmt.Errorf("encode commit: %w", err)
 	}
-	h, err := r.repo.Storer.SetEncodedObject(obj)
+	h, err := objs.store(obj)
 	if err != nil {
 		return "", fmt.Errorf("store commit: %w", err)
+	}
+	if err := r.writePack(objs); err != nil {
+		return "", err
 	}
 	return h.String(), nil
 }
@@ -108,7 +112,7 @@ func checkPath(p string) error {
 
 // editTree applies edits (keyed by path relative to this tree) to the tree base (zero for
 // none) and returns the new tree's hash; zero means the tree became empty.
-func (r *Repo) editTree(base plumbing.Hash, edits map[string]*Change) (plumbing.Hash, error) {
+func (r *Repo) editTree(objs *objectBatch, base plumbing.Hash, edits map[string]*Change) (plumbing.Hash, error) {
 	entries := map[string]object.TreeEntry{}
 	if !base.IsZero() {
 		t, err := object.GetTree(r.repo.Storer, base)
@@ -123,7 +127,7 @@ func (r *Repo) editTree(base plumbing.Hash, edits map[string]*Change) (plumbing.
 	for p, c := range edits {
 		head, rest, nested := strings.Cut(p, "/")
 		if !nested {
-			if err := r.editEntry(entries, head, c); err != nil {
+			if err := editEntry(objs, entries, head, c); err != nil {
 				return plumbing.ZeroHash, err
 			}
 			continue
@@ -140,7 +144,7 @@ func (r *Repo) editTree(base plumbing.Hash, edits map[string]*Change) (plumbing.
 		} else if ok && !allDeletes(childEdits) {
 			return plumbing.ZeroHash, fmt.Errorf("cannot write below %s: it is a file", dir)
 		}
-		h, err := r.editTree(childBase, childEdits)
+		h, err := r.editTree(objs, childBase, childEdits)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -159,7 +163,7 @@ func (r *Repo) editTree(base plumbing.Hash, edits map[string]*Change) (plumbing.
 	for _, e := range entries {
 		list = append(list, e)
 	}
-	return r.writeTree(list)
+	return writeTree(objs, list)
 }
 
 func allDeletes(edits map[string]*Change) bool {
@@ -171,7 +175,7 @@ func allDeletes(edits map[string]*Change) bool {
 	return true
 }
 
-func (r *Repo) editEntry(entries map[string]object.TreeEntry, name string, c *Change) error {
+func editEntry(objs *objectBatch, entries map[string]object.TreeEntry, name string, c *Change) error {
 	if c.Delete {
 		if e, ok := entries[name]; ok && e.Mode != filemode.Dir {
 			delete(entries, name)
@@ -181,7 +185,7 @@ func (r *Repo) editEntry(entries map[string]object.TreeEntry, name string, c *Ch
 	if e, ok := entries[name]; ok && e.Mode == filemode.Dir {
 		return fmt.Errorf("cannot write file %s: a folder has that name", c.Path)
 	}
-	obj := r.repo.Storer.NewEncodedObject()
+	obj := objs.newObject()
 	obj.SetType(plumbing.BlobObject)
 	w, err := obj.Writer()
 	if err != nil {
@@ -194,7 +198,7 @@ func (r *Repo) editEntry(entries map[string]object.TreeEntry, name string, c *Ch
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", c.Path, err)
 	}
-	h, err := r.repo.Storer.SetEncodedObject(obj)
+	h, err := objs.store(obj)
 	if err != nil {
 		return fmt.Errorf("store %s: %w", c.Path, err)
 	}
@@ -206,14 +210,14 @@ func (r *Repo) editEntry(entries map[string]object.TreeEntry, name string, c *Ch
 	return nil
 }
 
-func (r *Repo) writeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
+func writeTree(objs *objectBatch, entries []object.TreeEntry) (plumbing.Hash, error) {
 	sort.Sort(object.TreeEntrySorter(entries))
 	t := &object.Tree{Entries: entries}
-	obj := r.repo.Storer.NewEncodedObject()
+	obj := objs.newObject()
 	if err := t.Encode(obj); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("encode tree: %w", err)
 	}
-	h, err := r.repo.Storer.SetEncodedObject(obj)
+	h, err := objs.store(obj)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("store tree: %w", err)
 	}

@@ -1,0 +1,102 @@
+package gitrepo
+
+import (
+	"fmt"
+	"io/fs"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
+)
+
+// objectFiles counts the local copy's loose objects and packs.
+func objectFiles(t *testing.T, dir string) (loose, packs int) {
+	t.Helper()
+	err := filepath.WalkDir(filepath.Join(dir, "objects"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(filepath.Join(dir, "objects"), p)
+		switch {
+		case strings.HasPrefix(rel, "pack/") && strings.HasSuffix(rel, ".pack"):
+			packs++
+		case len(filepath.Dir(rel)) == 2: // objects/ab/cdef…
+			loose++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loose, packs
+}
+
+// A commit's new objects are written as one pack, not as a loose file each
+// (docs/git-repositories.md#objects-in-packs).
+func TestACommitsObjectsAreWrittenAsOnePack(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(dir, "https://git.example.com/app.git", Credentials{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changes []Change
+	for i := range 200 {
+		changes = append(changes, Change{Path: fmt.Sprintf("ns-%d/cm-%03d.yaml", i%7, i), Content: fmt.Appendf(nil, "n: %d\n", i)})
+	}
+	sha := mustCommit(t, r, "", changes...)
+	loose, packs := objectFiles(t, dir)
+	if loose != 0 || packs != 1 {
+		t.Fatalf("a commit of 200 files left %d loose objects and %d packs; want none and one", loose, packs)
+	}
+	files, err := r.ReadFiles(sha, "ns-3")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the commit's files do not read back from its pack: %d files, %v", len(files), err)
+	}
+	// Git itself finds the repository whole.
+	if out, err := exec.Command("git", "--git-dir", dir, "fsck", "--strict", sha).CombinedOutput(); err != nil {
+		t.Fatalf("git fsck: %v\n%s", err, out)
+	}
+}
+
+// A long run of small commits leaves a bounded number of packs: small packs are merged,
+// every object of every commit is kept (unpushed ones are in no ref), and the branch still
+// pushes whole.
+func TestManySmallCommitsLeaveABoundedNumberOfPacks(t *testing.T) {
+	g, front := newServerRepo(t, testenv.HTTPAuth{})
+	dir := t.TempDir()
+	r, err := Open(dir, front.URL("app.git"), Credentials{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const commits = 3*maxSmallPacks + 5
+	var tips []string
+	tip := ""
+	for i := range commits {
+		tip = mustCommit(t, r, tip, Change{Path: fmt.Sprintf("cm-%03d.yaml", i), Content: fmt.Appendf(nil, "n: %d\n", i)})
+		tips = append(tips, tip)
+		if _, packs := objectFiles(t, dir); packs > maxSmallPacks {
+			t.Fatalf("after commit %d the local copy holds %d packs; want at most %d", i+1, packs, maxSmallPacks)
+		}
+	}
+	if loose, _ := objectFiles(t, dir); loose != 0 {
+		t.Fatalf("%d loose objects", loose)
+	}
+	// Every commit's tree reads back, though only the last is in a ref after the push.
+	for i, c := range tips {
+		content, ok, err := r.ReadFile(c, fmt.Sprintf("cm-%03d.yaml", i))
+		if err != nil || !ok || string(content) != fmt.Sprintf("n: %d\n", i) {
+			t.Fatalf("commit %d reads %q, %v", i+1, content, err)
+		}
+	}
+	if err := r.Push(testCtx(t), "main", "", tip); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := g.ListFiles("app.git", "main"); err != nil || len(got) != commits {
+		t.Fatalf("the remote holds %d files (%v); want %d", len(got), err, commits)
+	}
+	if out, err := exec.Command("git", "--git-dir", dir, "fsck", "--strict", tip).CombinedOutput(); err != nil {
+		t.Fatalf("git fsck of the local copy: %v\n%s", err, out)
+	}
+}
