@@ -206,7 +206,7 @@ func (b *bench) phaseSteady(ctx context.Context) error {
 				got[i] = math.Inf(1)
 			}
 		}
-		goal := ""
+		goal := "p99 ≤ 5 s"
 		if rn.w == 0 {
 			goal = "p99 ≤ 300 ms"
 		}
