@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/go-git/go-billy/v6/osfs"
 	git "github.com/go-git/go-git/v6"
@@ -20,15 +20,15 @@ import (
 	"github.com/go-git/go-git/v6/storage/memory"
 )
 
-// Packs of the local copy (docs/git-repositories.md#objects-in-packs). A commit's new
-// objects are built in memory and written as one pack, never as loose files (one file, and
-// one compression, per object). Small packs are merged once there are maxSmallPacks of them,
-// so a long run of small commits leaves a bounded number of packs; packs of at least
-// smallPackBytes (a first mirror, a fetch of a large history) are left as they are.
-const (
-	maxSmallPacks  = 16
-	smallPackBytes = 1 << 20
-)
+// Packs of the local copy (docs/branch-worker.md#objects-in-packs). A commit's new objects
+// are built in memory and written as one pack, never as loose files. Each commit (and each
+// fetch) adds a pack, so MergePacks merges them by size tiers: once mergeFanIn packs are
+// smaller than a tier's bound (1 MiB, 16 MiB, 256 MiB), they are rewritten as one. Every byte
+// is rewritten about once per tier, and the local copy holds at most about mergeFanIn packs
+// per tier plus the packs above the last one.
+const mergeFanIn = 16
+
+var mergeTiers = []int64{1 << 20, 16 << 20, 256 << 20}
 
 // objectBatch holds the objects one commit creates until they are written as one pack.
 type objectBatch struct {
@@ -52,8 +52,7 @@ func (b *objectBatch) store(obj plumbing.EncodedObject) (plumbing.Hash, error) {
 }
 
 // writePack writes the batch's objects into the local copy as one pack (no delta search:
-// the objects are new files, and a push sends them as they are), then merges small packs
-// when there are enough of them.
+// the objects are new files, and a push sends them as they are).
 func (r *Repo) writePack(b *objectBatch) error {
 	if len(b.hashes) == 0 {
 		return nil
@@ -61,9 +60,7 @@ func (r *Repo) writePack(b *objectBatch) error {
 	if err := r.encodePack(b.mem, b.hashes); err != nil {
 		return fmt.Errorf("write the commit's objects: %w", err)
 	}
-	if err := r.mergeSmallPacks(); err != nil {
-		return fmt.Errorf("merge the local copy's small packs: %w", err)
-	}
+	r.packsAdded++
 	return nil
 }
 
@@ -85,30 +82,47 @@ func (r *Repo) encodePack(src storer.EncodedObjectStorer, hashes []plumbing.Hash
 	return w.Close()
 }
 
-// mergeSmallPacks rewrites the small packs as one when there are maxSmallPacks of them:
-// every object they hold is kept (unpushed commits are in no ref, so nothing is chosen by
-// reachability), and what is rewritten is bounded by maxSmallPacks × smallPackBytes.
-func (r *Repo) mergeSmallPacks() error {
+// MergePacks merges the packs of the lowest size tier that has mergeFanIn of them into one
+// (at most one merge per call). Every object they hold is kept: unpushed commits are in no
+// ref, so nothing is chosen by reachability. It looks at the packs only once mergeFanIn packs
+// were added since it last did. A failure leaves the local copy whole (the merged pack is
+// written before any other is deleted) and is only worth a log line: nothing depends on it.
+func (r *Repo) MergePacks() error {
+	if r.packsAdded < mergeFanIn {
+		return nil
+	}
 	pos, ok := r.repo.Storer.(storer.PackedObjectStorer)
 	if !ok {
 		return nil
 	}
 	packs, err := pos.ObjectPacks()
 	if err != nil {
-		return err
+		return fmt.Errorf("list the local copy's packs: %w", err)
 	}
-	var small []plumbing.Hash
-	for _, h := range packs {
-		if info, err := os.Stat(r.packPath(h, "pack")); err == nil && info.Size() < smallPackBytes {
-			small = append(small, h)
+	r.packsAdded = 0
+	for _, bound := range mergeTiers {
+		var tier []plumbing.Hash
+		for _, h := range packs {
+			if info, err := os.Stat(r.packPath(h)); err == nil && info.Size() < bound {
+				tier = append(tier, h)
+			}
+		}
+		if len(tier) >= mergeFanIn {
+			if err := r.mergePacks(pos, tier); err != nil {
+				return fmt.Errorf("merge %d packs of the local copy: %w", len(tier), err)
+			}
+			return nil
 		}
 	}
-	if len(small) < maxSmallPacks {
-		return nil
-	}
+	return nil
+}
+
+// mergePacks rewrites the objects of packs as one new pack, opens the local copy afresh and
+// deletes packs through it.
+func (r *Repo) mergePacks(pos storer.PackedObjectStorer, packs []plumbing.Hash) error {
 	var hashes []plumbing.Hash
 	seen := map[plumbing.Hash]bool{}
-	for _, h := range small {
+	for _, h := range packs {
 		objs, err := r.packObjects(h)
 		if err != nil {
 			return err
@@ -120,24 +134,39 @@ func (r *Repo) mergeSmallPacks() error {
 			}
 		}
 	}
+	before, err := pos.ObjectPacks()
+	if err != nil {
+		return err
+	}
 	if err := r.encodePack(r.repo.Storer, hashes); err != nil {
 		return err
 	}
-	for _, h := range small {
-		if err := pos.DeleteOldObjectPackAndIndex(h, time.Time{}); err != nil {
-			return err
-		}
-	}
 	// go-git's object cache keeps objects that read their content lazily from the pack they
-	// were found in, which is gone now: the storage is opened afresh, with an empty cache.
+	// were found in: the local copy is opened afresh (an empty cache) before any pack goes.
 	repo, err := git.PlainOpen(r.dir)
 	if err != nil {
 		return fmt.Errorf("reopen the local copy: %w", err)
 	}
 	if c, ok := r.repo.Storer.(io.Closer); ok {
-		_ = c.Close() // its open packs; nothing is written through it any more
+		_ = c.Close() // its open packs; nothing reads through it any more
 	}
 	r.repo = repo
+	fresh, ok := repo.Storer.(storer.PackedObjectStorer)
+	if !ok {
+		return nil
+	}
+	after, err := fresh.ObjectPacks()
+	if err != nil {
+		return err
+	}
+	if len(after) == len(before) {
+		return nil // the merged pack is one of those listed (the same content): keep them all
+	}
+	for _, h := range packs {
+		if err := fresh.DeleteOldObjectPackAndIndex(h, time.Time{}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -174,6 +203,6 @@ func (r *Repo) packObjects(pack plumbing.Hash) ([]plumbing.Hash, error) {
 	}
 }
 
-func (r *Repo) packPath(h plumbing.Hash, ext string) string {
-	return filepath.Join(r.dir, "objects", "pack", "pack-"+h.String()+"."+ext)
+func (r *Repo) packPath(h plumbing.Hash) string {
+	return filepath.Join(r.dir, "objects", "pack", "pack-"+h.String()+".pack")
 }

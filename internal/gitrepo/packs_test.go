@@ -3,6 +3,7 @@ package gitrepo
 import (
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -34,7 +35,7 @@ func objectFiles(t *testing.T, dir string) (loose, packs int) {
 }
 
 // A commit's new objects are written as one pack, not as a loose file each
-// (docs/git-repositories.md#objects-in-packs).
+// (docs/branch-worker.md#objects-in-packs).
 func TestACommitsObjectsAreWrittenAsOnePack(t *testing.T) {
 	dir := t.TempDir()
 	r, err := Open(dir, "https://git.example.com/app.git", Credentials{})
@@ -62,7 +63,7 @@ func TestACommitsObjectsAreWrittenAsOnePack(t *testing.T) {
 
 // A long run of small commits leaves a bounded number of packs: small packs are merged,
 // every object of every commit is kept (unpushed ones are in no ref), and the branch still
-// pushes whole.
+// pushes whole (docs/branch-worker.md#objects-in-packs).
 func TestManySmallCommitsLeaveABoundedNumberOfPacks(t *testing.T) {
 	g, front := newServerRepo(t, testenv.HTTPAuth{})
 	dir := t.TempDir()
@@ -70,14 +71,17 @@ func TestManySmallCommitsLeaveABoundedNumberOfPacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const commits = 3*maxSmallPacks + 5
+	const commits = 3*mergeFanIn + 5
 	var tips []string
 	tip := ""
 	for i := range commits {
 		tip = mustCommit(t, r, tip, Change{Path: fmt.Sprintf("cm-%03d.yaml", i), Content: fmt.Appendf(nil, "n: %d\n", i)})
 		tips = append(tips, tip)
-		if _, packs := objectFiles(t, dir); packs > maxSmallPacks {
-			t.Fatalf("after commit %d the local copy holds %d packs; want at most %d", i+1, packs, maxSmallPacks)
+		if err := r.MergePacks(); err != nil {
+			t.Fatal(err)
+		}
+		if _, packs := objectFiles(t, dir); packs > mergeFanIn {
+			t.Fatalf("after commit %d the local copy holds %d packs; want at most %d", i+1, packs, mergeFanIn)
 		}
 	}
 	if loose, _ := objectFiles(t, dir); loose != 0 {
@@ -95,6 +99,37 @@ func TestManySmallCommitsLeaveABoundedNumberOfPacks(t *testing.T) {
 	}
 	if got, err := g.ListFiles("app.git", "main"); err != nil || len(got) != commits {
 		t.Fatalf("the remote holds %d files (%v); want %d", len(got), err, commits)
+	}
+	if out, err := exec.Command("git", "--git-dir", dir, "fsck", "--strict", tip).CombinedOutput(); err != nil {
+		t.Fatalf("git fsck of the local copy: %v\n%s", err, out)
+	}
+}
+
+// Packs over the smallest tier's bound are merged in the next tier, once there are as many
+// of them: the number of packs stays bounded however much is written.
+func TestLargePacksAreMergedInTheirTier(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(dir, "https://git.example.com/app.git", Credentials{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	big := make([]byte, mergeTiers[0]+mergeTiers[0]/8) // each commit's pack is over the first bound
+	tip := ""
+	for i := range mergeFanIn {
+		for k := range big {
+			big[k] = byte(rng.Uint32())
+		}
+		tip = mustCommit(t, r, tip, Change{Path: fmt.Sprintf("blob-%02d.bin", i), Content: big})
+	}
+	if _, packs := objectFiles(t, dir); packs != mergeFanIn {
+		t.Fatalf("%d packs before the merge, want %d", packs, mergeFanIn)
+	}
+	if err := r.MergePacks(); err != nil {
+		t.Fatal(err)
+	}
+	if _, packs := objectFiles(t, dir); packs != 1 {
+		t.Fatalf("%d packs of the second tier after the merge, want 1", packs)
 	}
 	if out, err := exec.Command("git", "--git-dir", dir, "fsck", "--strict", tip).CombinedOutput(); err != nil {
 		t.Fatalf("git fsck of the local copy: %v\n%s", err, out)

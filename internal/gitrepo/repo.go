@@ -25,6 +25,8 @@ type Repo struct {
 	dir     string // the bare local copy
 	repo    *git.Repository
 	options []client.Option
+	// packsAdded counts the packs written or fetched since MergePacks last looked.
+	packsAdded int
 	// maxFileBytes bounds every file read (bounds.DefaultMaxFileBytes when 0).
 	maxFileBytes int64
 }
@@ -101,7 +103,9 @@ func (r *Repo) Fetch(ctx context.Context, branch string) (string, error) {
 		Force:         true,
 	})
 	switch {
-	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
+	case err == nil:
+		r.packsAdded++ // what came is one more pack (MergePacks)
+	case errors.Is(err, git.NoErrAlreadyUpToDate):
 	case errors.Is(err, transport.ErrEmptyRemoteRepository), errors.Is(err, git.ErrRemoteRefNotFound):
 		_ = r.repo.Storer.RemoveReference(trackingRef(branch))
 		return "", nil

@@ -191,8 +191,18 @@ func (s *branchState) tick(ctx context.Context, now time.Time) {
 	if len(s.pending) > 0 && !now.Before(s.nextPushAt()) {
 		s.push(ctx, now)
 	}
+	s.mergePacks()
 	s.startApplies(ctx, now)
 	s.scheduleNextRecheck(now)
+}
+
+// mergePacks lets the local copy merge its packs, after the push so that no write waits for
+// it (docs/branch-worker.md#objects-in-packs). A failure costs nothing but more packs to
+// read: it is logged, and tried again after more commits.
+func (s *branchState) mergePacks() {
+	if err := s.repo.MergePacks(); err != nil {
+		s.cfg.Log.Error(err, "merging the local copy's packs failed", "branch", s.cfg.Branch)
+	}
 }
 
 // nextWake is when tick has something to do next.

@@ -76,7 +76,7 @@ func (s *branchState) reduceAhead(ctx context.Context, ts *targetState, actions 
 // reduced is the document an upsert writes: the answer asked ahead when its render and live
 // document are still the ones asked about, else the Reducer's answer now.
 func (s *branchState) reduced(ctx context.Context, ts *targetState, a action, render []byte, ahead map[layout.Identity]reducedAhead) []byte {
-	if r, ok := ahead[a.id]; ok && bytes.Equal(r.render, render) && bytes.Equal(r.live, a.doc) {
+	if r, ok := ahead[a.id]; ok && (r.render == nil) == (render == nil) && bytes.Equal(r.render, render) && bytes.Equal(r.live, a.doc) {
 		return r.doc
 	}
 	return s.reduce(ctx, ts, a, render)

@@ -231,13 +231,17 @@ func (w *Worker) Run(ctx context.Context) {
 			continue
 		}
 		resetTimer(timer, s.nextWake(now).Sub(now))
+		inbox := w.inbox
+		if w.parked != nil {
+			inbox = nil // stopping: nothing sent after the parked message goes before it
+		}
 		select {
 		case <-ctx.Done():
 			s.shutdown()
 			close(w.stopping)
 			w.drain()
 			return
-		case m := <-w.inbox:
+		case m := <-inbox:
 			s.handle(m, time.Now())
 			w.handleQueued()
 			s.cfg.Metrics.QueueDepth(s.branchLabel, len(w.inbox))
@@ -259,6 +263,9 @@ const maxHandledPerTick = 1024
 // everything sent before it planned, as when every message had its own tick.
 func (w *Worker) handleQueued() {
 	for range maxHandledPerTick - 1 {
+		if w.parked != nil {
+			return
+		}
 		select {
 		case m := <-w.inbox:
 			switch m.(type) {
