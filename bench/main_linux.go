@@ -56,8 +56,8 @@ type config struct {
 func fullConfig() config {
 	return config{
 		repeats:            3,
-		initialSizes:       []int{1000, 10000},
-		initialTimeout:     5 * time.Minute,
+		initialSizes:       []int{1000, 10000, 100000},
+		initialTimeout:     10 * time.Minute,
 		windows:            []time.Duration{0, time.Second},
 		steadyRate:         20,
 		steadyFor:          60 * time.Second,
@@ -84,7 +84,7 @@ func quickConfig() config {
 	c := fullConfig()
 	c.repeats = 1
 	c.initialSizes = []int{200, 1000}
-	c.initialTimeout = 3 * time.Minute
+	c.initialTimeout = 3 * time.Minute // quick: 200 and 1,000 only
 	c.steadyFor = 15 * time.Second
 	c.warmup = 2 * time.Second
 	c.floorEdits = 5
