@@ -256,6 +256,15 @@ func payload(seed uint64, n int) string {
 	return string(b)
 }
 
+// deleteConfigMaps deletes every ConfigMap of ns in one request (the namespace stays: the
+// test control plane runs no namespace controller).
+func (e *env) deleteConfigMaps(ctx context.Context, ns string) error {
+	if err := e.c.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(ns)); err != nil {
+		return fmt.Errorf("delete the ConfigMaps of %s: %w", ns, err)
+	}
+	return nil
+}
+
 // createConfigMaps creates namespace ns and n ConfigMaps name-00000... in it, each with a
 // payload of size bytes and seq "0", with a few concurrent requests.
 func (e *env) createConfigMaps(ctx context.Context, ns, prefix string, n, size int) error {
