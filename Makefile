@@ -22,7 +22,7 @@ CONTROL_PLANE := bash hack/tools/control-plane.sh
 # Flux's source-controller and kustomize-controller for the two-way tests (docs/two-way.md),
 # built the same way by the repository's own script: about 12-16 minutes cold, cached after.
 FLUX := bash hack/tools/flux.sh
-# Argo CD's multi-call binary (and redis-server) for the two-way tests with Argo CD, the same way.
+# Argo CD's application controller, repo server and git askpass in one binary (and redis-server) for the two-way tests with Argo CD, the same way.
 ARGOCD := bash hack/tools/argocd.sh
 
 .PHONY: all build generate verify-generated chart-crds image test unit e2e stress bench bench-micro bench-twoway lint quickstart clean control-plane flux argocd

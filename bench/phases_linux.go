@@ -144,7 +144,12 @@ func (b *bench) phaseInitial(ctx context.Context) error {
 			if err := b.env.createConfigMaps(ctx, initialNS(n), "cm", n, payloadBytes); err != nil {
 				return err
 			}
-			defer func() { _ = b.env.deleteConfigMaps(context.WithoutCancel(ctx), initialNS(n)) }()
+			// Deleted when phase 1 ends (this size is its last: sizes go up).
+			defer func() {
+				if err := b.env.deleteConfigMaps(context.WithoutCancel(ctx), initialNS(n)); err != nil {
+					b.logf("  %v", err)
+				}
+			}()
 		}
 		for run := 1; run <= repeats; run++ {
 			fd, err := b.floorInitial(ctx, n, fmt.Sprintf("p1-n%d-floor-%d", n, run))

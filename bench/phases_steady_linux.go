@@ -296,7 +296,7 @@ func (b *bench) steadyRun(ctx context.Context, w time.Duration, v variant, name 
 	for _, e := range edits {
 		want[e.obj] = max(want[e.obj], e.seq)
 	}
-	// A window closes on its maximum age (30s for small windows) at the latest; a
+	// A window closes on its maximum age (three windows, at least 2s) at the latest; a
 	// throttled operator may need longer, so the wait is capped.
 	if _, _, err := b.waitAllSeq(ctx, r, ns, names, from, want, b.cfg.drainCap, p.done); err != nil {
 		if !errors.Is(err, errTimeout) {

@@ -23,12 +23,13 @@ import (
 // Packs of the local copy (docs/branch-worker.md#objects-in-packs). A commit's new objects
 // are built in memory and written as one pack, never as loose files. Each commit (and each
 // fetch) adds a pack, so MergePacks merges them by size tiers: once mergeFanIn packs are
-// smaller than a tier's bound (1 MiB, 16 MiB, 256 MiB), they are rewritten as one. Every byte
-// is rewritten about once per tier, and the local copy holds at most about mergeFanIn packs
-// per tier plus the packs above the last one.
+// smaller than a tier's bound (1 MiB, then 16 MiB), all of them are rewritten as one. A merged
+// pack under the bound takes part in the next merge of its tier again, so one merge rewrites
+// at most mergeFanIn × the bound; packs of 16 MiB and more (a first mirror, a large fetch) are
+// never rewritten, which keeps a merge short enough to run in the worker's loop.
 const mergeFanIn = 16
 
-var mergeTiers = []int64{1 << 20, 16 << 20, 256 << 20}
+var mergeTiers = []int64{1 << 20, 16 << 20}
 
 // objectBatch holds the objects one commit creates until they are written as one pack.
 type objectBatch struct {

@@ -27,7 +27,7 @@ import (
 // ArgoCDNamespace is where the test's Argo CD runs (its control-plane namespace).
 const ArgoCDNamespace = "argocd"
 
-// ArgoCDBin returns the folder holding Argo CD's multi-call argocd binary (and the
+// ArgoCDBin returns the folder holding the argocd binary of hack/tools/argocd.sh (and the
 // git-verify-wrapper.sh its repo-server runs): $ARGOCD_BIN when set, else what
 // hack/tools/argocd.sh builds or finds in its cache (a cold build takes minutes and prints
 // its progress).

@@ -196,9 +196,10 @@ func (s *branchState) tick(ctx context.Context, now time.Time) {
 	s.scheduleNextRecheck(now)
 }
 
-// mergePacks lets the local copy merge its packs, after the push so that no write waits for
-// it (docs/branch-worker.md#objects-in-packs). A failure costs nothing but more packs to
-// read: it is logged, and tried again after more commits.
+// mergePacks lets the local copy merge its packs, at the end of the loop's turn, after its
+// push, so that the writes of this turn do not wait for it (docs/branch-worker.md#objects-in-packs).
+// A failure costs nothing but more packs to read: it is logged, and tried again after more
+// commits.
 func (s *branchState) mergePacks() {
 	if err := s.repo.MergePacks(); err != nil {
 		s.cfg.Log.Error(err, "merging the local copy's packs failed", "branch", s.cfg.Branch)

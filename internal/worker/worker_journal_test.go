@@ -285,7 +285,7 @@ func TestADeleteInTheWorkersOwnInboxIsNotQueuedAheadOfWhatCameBefore(t *testing.
 		if time.Now().After(deadline) {
 			t.Fatalf("the first worker did not push: %+v", s.status())
 		}
-		time.Sleep(10 * time.Millisecond) // the push cooldown's pace
+		time.Sleep(10 * time.Millisecond) // pacing the ticks this test drives by hand
 		s.tick(ctx, time.Now())
 	}
 	if !hasFile(t, g, cmPath("team-a", "doomed")) {

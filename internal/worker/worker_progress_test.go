@@ -26,8 +26,9 @@ func (r *blockingReducer) Reduce(_ context.Context, _ layout.TypeInfo, _, live [
 func (r *blockingReducer) Minimal(ctx context.Context, _ layout.TypeInfo, live []byte) ([]byte, error) {
 	r.mu.Lock()
 	r.calls++
-	// The first call of the second chunk: the first is planned, the second waits.
-	blocked := r.calls == reduceChunk+1
+	// A call of the second chunk: the first chunk is planned, none of the second (a plan that
+	// asked one object at a time would have planned the objects before it).
+	blocked := r.calls == reduceChunk+10
 	r.mu.Unlock()
 	if blocked {
 		close(r.reached)

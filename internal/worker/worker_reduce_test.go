@@ -130,8 +130,7 @@ func (f *concurrentReducer) Reduce(ctx context.Context, typ layout.TypeInfo, sou
 }
 
 // The documents a burst edits are reduced with their server's dry-runs asked side by side,
-// not one after another (2,000 edits waited ~25 s for theirs), and each object still gets
-// its own answer.
+// not one after another, and each object still gets its own answer.
 func TestABurstsDryRunsAreAskedTogether(t *testing.T) {
 	red := &concurrentReducer{}
 	r := newRig(t, func(c *Config) { c.Reducer = red; c.CommitWindow = time.Hour })
