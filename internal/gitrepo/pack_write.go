@@ -22,14 +22,17 @@ import (
 
 // Packs of the local copy (docs/branch-worker.md#objects-in-packs). A commit's new objects
 // are built in memory and written as one pack, never as loose files. Each commit (and each
-// fetch) adds a pack, so MergePacks merges them by size tiers: once mergeFanIn packs are
-// smaller than a tier's bound (1 MiB, then 16 MiB), all of them are rewritten as one. A merged
-// pack under the bound takes part in the next merge of its tier again, so one merge rewrites
-// at most mergeFanIn × the bound; packs of 16 MiB and more (a first mirror, a large fetch) are
-// never rewritten, which keeps a merge short enough to run in the worker's loop.
+// fetch) adds a pack, so MergePacks merges them by size tiers: a tier holds the packs from
+// its lower bound up to its upper one (under 64 KiB, then up to 1 MiB, then up to 16 MiB),
+// and once mergeFanIn packs are in one tier they are rewritten as one, which lands in the
+// tier above or stays near the bottom of its own. So a byte is rewritten about once per tier
+// (a lowest tier as wide as the others rewrote its growing merged pack at every merge: half
+// of a steady stream's CPU), one merge rewrites at most mergeFanIn × the tier's upper bound,
+// and packs of 16 MiB and more (a first mirror, a large fetch) are never rewritten, which
+// keeps a merge short enough to run in the worker's loop.
 const mergeFanIn = 16
 
-var mergeTiers = []int64{1 << 20, 16 << 20}
+var mergeTiers = []int64{64 << 10, 1 << 20, 16 << 20}
 
 // objectBatch holds the objects one commit creates until they are written as one pack.
 type objectBatch struct {
@@ -101,13 +104,15 @@ func (r *Repo) MergePacks() error {
 		return fmt.Errorf("list the local copy's packs: %w", err)
 	}
 	r.packsAdded = 0
-	for _, bound := range mergeTiers {
+	lower := int64(0)
+	for _, upper := range mergeTiers {
 		var tier []plumbing.Hash
 		for _, h := range packs {
-			if info, err := os.Stat(r.packPath(h)); err == nil && info.Size() < bound {
+			if info, err := os.Stat(r.packPath(h)); err == nil && info.Size() >= lower && info.Size() < upper {
 				tier = append(tier, h)
 			}
 		}
+		lower = upper
 		if len(tier) >= mergeFanIn {
 			if err := r.mergePacks(pos, tier); err != nil {
 				return fmt.Errorf("merge %d packs of the local copy: %w", len(tier), err)
