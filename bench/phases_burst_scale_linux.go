@@ -94,11 +94,10 @@ func (b *bench) burst(ctx context.Context, v variant, name string) error {
 			b.logf("  burst round %d: not all edits pushed within %s", round, b.cfg.burstCap)
 		}
 		from = next
-		out, err := git(r.dir, "rev-list", "--count", pre+".."+tip.sha)
+		c, err := commitsBetween(r, pre, tip.sha)
 		if err != nil {
 			return err
 		}
-		c, _ := strconv.Atoi(strings.TrimSpace(out))
 		vals, err := valuesAt(r, burstNS, names, []tipEvent{tip})
 		if err != nil {
 			return err
@@ -280,6 +279,19 @@ func startGoal(i int) string {
 		return "≤ 3 s"
 	}
 	return ""
+}
+
+// commitsBetween counts the commits of r reachable from to and not from from.
+func commitsBetween(r *repo, from, to string) (int, error) {
+	out, err := git(r.dir, "rev-list", "--count", from+".."+to)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		return 0, fmt.Errorf("git rev-list --count answered %q: %w", out, err)
+	}
+	return n, nil
 }
 
 func thousands(n int) string {

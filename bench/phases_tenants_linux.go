@@ -9,8 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -153,11 +151,10 @@ func (b *bench) phaseTenants(ctx context.Context) error {
 		tip = r.watch.last()
 		b.logf("  tenants: not every edit pushed within %s", b.cfg.burstCap)
 	}
-	out, err := git(r.dir, "rev-list", "--count", pre+".."+tip.sha)
+	commits, err := commitsBetween(r, pre, tip.sha)
 	if err != nil {
 		return err
 	}
-	commits, _ := strconv.Atoi(strings.TrimSpace(out))
 	pushes := b.env.git.Pushes(r.name) - pushes0
 	if err := b.env.stopOperator(p); err != nil {
 		return err
