@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -20,19 +21,31 @@ import (
 // ---- phase 3: burst -----------------------------------------------------------------------
 
 func (b *bench) phaseBurst(ctx context.Context) error {
-	if err := b.burst(ctx, viaFlag, "p3-burst"); err != nil {
+	if err := b.burst(ctx, viaFlag, "p3-burst", ""); err != nil {
 		return err
 	}
 	if b.cfg.compareEnv && !b.env.kubeconfigEnv {
-		return b.burst(ctx, viaEnv, "p3-burst-env")
+		if err := b.burst(ctx, viaEnv, "p3-burst-env", ""); err != nil {
+			return err
+		}
+	}
+	if b.cfg.profile {
+		path := filepath.Join(b.profDir, "cpu-burst.pprof")
+		b.logf("phase 3: one more burst with a CPU profile (not counted) → %s", path)
+		if err := b.burst(ctx, viaFlag, "p3-profiled", path); err != nil {
+			b.logf("  profiled run failed: %v", err)
+		} else {
+			b.profiles = append(b.profiles, profileRun{fmt.Sprintf("phase 3, burst of %s edits", thousands(b.cfg.burstEdits)), path})
+		}
 	}
 	return nil
 }
 
 // burst mirrors the burst namespace, then edits every object once, as fast as the rate
 // allows, and measures commits and the time until the remote holds all of them; repeated
-// while a round stays short.
-func (b *bench) burst(ctx context.Context, v variant, name string) error {
+// while a round stays short. With cpuProfile set, the operator runs profiled and one round
+// is made whose figures are only logged.
+func (b *bench) burst(ctx context.Context, v variant, name, cpuProfile string) error {
 	n := b.cfg.burstEdits
 	names := make([]string, n)
 	for i := range names {
@@ -52,7 +65,7 @@ func (b *bench) burst(ctx context.Context, v variant, name string) error {
 	if err != nil {
 		return err
 	}
-	p, err := b.env.runOperator(name, "", v.env)
+	p, err := b.env.runOperator(name, cpuProfile, v.env)
 	if err != nil {
 		return err
 	}
@@ -63,7 +76,11 @@ func (b *bench) burst(ctx context.Context, v variant, name string) error {
 	}
 	var commits, totals, tooks, afterLast, present []float64
 	censored := false
-	for round := 1; round <= b.cfg.burstRepeats; round++ {
+	rounds, record := b.cfg.burstRepeats, cpuProfile == ""
+	if !record {
+		rounds = 1
+	}
+	for round := 1; round <= rounds; round++ {
 		time.Sleep(1500 * time.Millisecond) // a pause between rounds, so that none joins the previous one
 		b.burstSeq++
 		seq := b.burstSeq
@@ -118,13 +135,16 @@ func (b *bench) burst(ctx context.Context, v variant, name string) error {
 		tooks = append(tooks, seconds(took))
 		afterLast = append(afterLast, totalS-seconds(took))
 		present = append(present, float64(ok))
+		b.logf("  %s round %d: edits took %s, all pushed after %s, %d commit(s), %d/%d present",
+			name, round, took.Round(time.Millisecond), fmtValue(totalS, "s"), c, ok, n)
+		if !record {
+			continue
+		}
 		b.res.add("3", scen, "commits", round, float64(c), "count", "")
 		b.res.add("3", scen, "pushes", round, float64(b.env.git.Pushes(r.name)-pushes0), "count", "receive-pack sessions")
 		b.res.add("3", scen, "edits_took", round, seconds(took), "s", "first edit sent → last edit returned")
 		b.res.add("3", scen, "time_to_all_pushed", round, totalS, "s", "first edit sent → remote tip holds all (Inf: not within "+b.cfg.burstCap.String()+")")
 		b.res.add("3", scen, "present", round, float64(ok), "count", "")
-		b.logf("  %s round %d: edits took %s, all pushed after %s, %d commit(s), %d/%d present",
-			name, round, took.Round(time.Millisecond), fmtValue(totalS, "s"), c, ok, n)
 		if censored || totalS > b.cfg.burstRepeatIfUnder.Seconds() {
 			if round < b.cfg.burstRepeats {
 				b.logf("  no more rounds: a round took over %s", b.cfg.burstRepeatIfUnder)
@@ -134,6 +154,9 @@ func (b *bench) burst(ctx context.Context, v variant, name string) error {
 	}
 	if err := b.env.stopOperator(p); err != nil {
 		return err
+	}
+	if !record {
+		return nil
 	}
 	b.res.add("3", scen, "operator_peak_rss", 1, float64(p.peakRSS()), "B", "")
 	within := ""

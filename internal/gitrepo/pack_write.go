@@ -157,6 +157,7 @@ func (r *Repo) mergePacks(pos storer.PackedObjectStorer, packs []plumbing.Hash) 
 		_ = c.Close() // its open packs; nothing reads through it any more
 	}
 	r.repo = repo
+	r.trees.reset()
 	fresh, ok := repo.Storer.(storer.PackedObjectStorer)
 	if !ok {
 		return nil

@@ -29,6 +29,8 @@ type Repo struct {
 	packsAdded int
 	// maxFileBytes bounds every file read (bounds.DefaultMaxFileBytes when 0).
 	maxFileBytes int64
+	// trees are the trees decoded lately.
+	trees treeCache
 }
 
 // LimitFileSize sets the size of the largest file read; a larger one is not read and

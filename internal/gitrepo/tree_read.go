@@ -6,6 +6,7 @@ import (
 	"io"
 	"path"
 	"sort"
+	"strings"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/bounds"
 	"github.com/gitops-reverser/gitops-reverser/internal/tree"
@@ -19,15 +20,15 @@ func (r *Repo) rootTree(commit string) (*object.Tree, error) {
 	if commit == "" {
 		return nil, nil
 	}
-	c, err := object.GetCommit(r.repo.Storer, plumbing.NewHash(commit))
+	h, err := r.rootHash(plumbing.NewHash(commit))
 	if err != nil {
-		return nil, fmt.Errorf("read commit %s: %w", commit, err)
+		return nil, err
 	}
-	t, err := c.Tree()
+	t, err := r.cachedTreeOf(h)
 	if err != nil {
 		return nil, fmt.Errorf("read tree of %s: %w", commit, err)
 	}
-	return t, nil
+	return t.tree, nil
 }
 
 // subtree returns the tree at dir below root (dir "" is root), or nil when absent.
@@ -35,14 +36,20 @@ func (r *Repo) subtree(root *object.Tree, dir string) (*object.Tree, error) {
 	if root == nil || dir == "" {
 		return root, nil
 	}
-	t, err := root.Tree(dir)
-	if errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrEntryNotFound) {
-		return nil, nil
-	}
+	t, err := r.cachedTreeOf(root.Hash)
 	if err != nil {
 		return nil, fmt.Errorf("read folder %s: %w", dir, err)
 	}
-	return t, nil
+	for _, name := range strings.Split(dir, "/") {
+		e, ok := t.entry(name)
+		if !ok || e.Mode != filemode.Dir {
+			return nil, nil
+		}
+		if t, err = r.cachedTreeOf(e.Hash); err != nil {
+			return nil, fmt.Errorf("read folder %s: %w", dir, err)
+		}
+	}
+	return t.tree, nil
 }
 
 // folderTree returns the tree of dir ("" = the root) at a commit, nil when the commit (or
@@ -147,25 +154,26 @@ func (r *Repo) ReadFile(commit, file string) (content []byte, ok bool, err error
 }
 
 // ReadEntry returns one tree entry at a commit with its mode; ok is false when no file
-// has that path.
+// has that path (a path below a file, "a.yaml/b", included).
 func (r *Repo) ReadEntry(commit, file string) (tree.File, bool, error) {
 	root, err := r.rootTree(commit)
 	if err != nil || root == nil {
 		return tree.File{}, false, err
 	}
-	entry, err := root.FindEntry(file)
-	// A path below a file ("a.yaml/b") finds a blob where a tree should be: not found.
-	if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, plumbing.ErrObjectNotFound) {
-		return tree.File{}, false, nil
+	dir, name := path.Split(file)
+	folder, err := r.subtree(root, strings.TrimSuffix(dir, "/"))
+	if err != nil || folder == nil {
+		return tree.File{}, false, err
 	}
+	t, err := r.cachedTreeOf(folder.Hash)
 	if err != nil {
 		return tree.File{}, false, fmt.Errorf("find %s: %w", file, err)
 	}
-	f, ok, err := r.fileOf(file, *entry)
-	if err != nil {
-		return tree.File{}, false, err
+	entry, ok := t.entry(name)
+	if !ok {
+		return tree.File{}, false, nil
 	}
-	return f, ok, nil
+	return r.fileOf(file, entry)
 }
 
 // ChangedPaths lists the files below dir that differ between two commits, relative to dir.
@@ -245,9 +253,9 @@ func (r *Repo) entryTree(e *object.TreeEntry) (*object.Tree, error) {
 	if e == nil || e.Mode != filemode.Dir {
 		return nil, nil
 	}
-	t, err := object.GetTree(r.repo.Storer, e.Hash)
+	t, err := r.cachedTreeOf(e.Hash)
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", e.Name, err)
 	}
-	return t, nil
+	return t.tree, nil
 }

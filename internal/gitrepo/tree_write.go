@@ -115,11 +115,11 @@ func checkPath(p string) error {
 func (r *Repo) editTree(objs *objectBatch, base plumbing.Hash, edits map[string]*Change) (plumbing.Hash, error) {
 	entries := map[string]object.TreeEntry{}
 	if !base.IsZero() {
-		t, err := object.GetTree(r.repo.Storer, base)
+		t, err := r.cachedTreeOf(base)
 		if err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("read tree %s: %w", base, err)
 		}
-		for _, e := range t.Entries {
+		for _, e := range t.tree.Entries {
 			entries[e.Name] = e
 		}
 	}

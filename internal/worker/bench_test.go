@@ -77,3 +77,43 @@ func BenchmarkUpsert(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBurstPlan measures deciding one batch that edits every document of a folder of
+// 2,000 files (a burst of edits closed in one window), without the Reducer's dry-runs: its
+// cost per edit should not grow with the burst.
+func BenchmarkBurstPlan(b *testing.B) {
+	for _, files := range []int{500, 2000} {
+		b.Run(fmt.Sprintf("edits=%d", files), func(b *testing.B) {
+			g := testenv.NewGitServer(b)
+			if err := g.CreateRepo(repoName); err != nil {
+				b.Fatal(err)
+			}
+			seedRepository(b, g, files)
+			front := g.ServeHTTP(b, testenv.HTTPAuth{})
+			cfg := Config{URL: front.URL(repoName), Branch: "main", AllowedBranches: []string{"main"}, Dir: b.TempDir(), Log: logr.Discard()}
+			w, err := New(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := w.state
+			s.setTarget(TargetConfig{Name: "team/live", Path: "clusters/dev", Prune: PruneOnEvent}, false)
+			if !s.ensureReady(context.Background(), time.Now()) {
+				b.Fatalf("fetch: %v", s.lastErr)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				events := make([]Event, files)
+				for k := range events {
+					ns, name := fmt.Sprintf("ns-%03d", k%200), fmt.Sprintf("cm-%05d", k)
+					events[k] = Event{Target: "team/live", Op: OpUpsert, Type: configMapType,
+						ID: layout.Identity{Kind: "ConfigMap", Namespace: ns, Name: name}, Doc: configMap(ns, name, fmt.Sprintf("v%d", i))}
+				}
+				pw, err := s.decide(context.Background(), &batch{target: "team/live", author: Author{Name: "bench"}, events: events})
+				if err != nil || pw == nil {
+					b.Fatalf("decide: %v (write %v)", err, pw)
+				}
+			}
+		})
+	}
+}
