@@ -151,3 +151,52 @@ func uniqueNames(list []any) ([]string, bool) {
 	}
 	return names, true
 }
+
+// OmitsNothing reports whether source holds every field of live, at every depth, with list
+// elements paired as Reduce pairs them. Then Reduce returns live whole whatever the server's
+// defaults are: no field of live can be a default the source left out, and the dry-run that
+// learns the defaults can be skipped (docs/sanitize.md#when-no-dry-run-is-asked).
+func OmitsNothing(source, live map[string]any) bool {
+	for k, lv := range live {
+		sv, ok := source[k]
+		if !ok || !omitsNothing(sv, lv) {
+			return false
+		}
+	}
+	return true
+}
+
+// omitsNothing follows reduceValue for a field source holds.
+func omitsNothing(src, live any) bool {
+	switch l := live.(type) {
+	case map[string]any:
+		s, _ := src.(map[string]any)
+		if s == nil {
+			return true // Reduce keeps a map whole where source holds something else
+		}
+		return OmitsNothing(s, l)
+	case []any:
+		s, _ := src.([]any)
+		if s == nil {
+			return true // Reduce keeps a list whole where source holds something else
+		}
+		if pairs, ok := pairByName(s, l); ok {
+			for i, lv := range l {
+				if pairs[i] == nil || !omitsNothing(pairs[i], lv) {
+					return false
+				}
+			}
+			return true
+		}
+		if len(s) != len(l) {
+			return true // kept whole: neither paired by name nor by position
+		}
+		for i := range l {
+			if !omitsNothing(s[i], l[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return true
+}

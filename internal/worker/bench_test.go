@@ -117,3 +117,37 @@ func BenchmarkBurstPlan(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFolderLoad measures what a worker does before its first plan on a folder of
+// 20,000 files: the fetch into an empty local copy, then reading and indexing the folder.
+func BenchmarkFolderLoad(b *testing.B) {
+	const files = 20000
+	g := testenv.NewGitServer(b)
+	if err := g.CreateRepo(repoName); err != nil {
+		b.Fatal(err)
+	}
+	seedRepository(b, g, files)
+	front := g.ServeHTTP(b, testenv.HTTPAuth{})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cfg := Config{URL: front.URL(repoName), Branch: "main", AllowedBranches: []string{"main"}, Dir: b.TempDir(), Log: logr.Discard()}
+		w, err := New(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := w.state
+		s.setTarget(TargetConfig{Name: "team/live", Path: "clusters/dev", Prune: PruneOnEvent}, false)
+		if !s.ensureReady(context.Background(), time.Now()) {
+			b.Fatalf("fetch: %v", s.lastErr)
+		}
+		f := s.targets["team/live"].folder
+		if err := f.begin(s.localTip); err != nil {
+			b.Fatal(err)
+		}
+		f.end(true)
+		if f.index.Len() != files {
+			b.Fatalf("indexed %d documents, want %d", f.index.Len(), files)
+		}
+	}
+}
