@@ -225,7 +225,16 @@ func (b *bench) phaseScale(ctx context.Context) error {
 		for k, f := range floor {
 			b.res.add("4", scen, "floor_edit", k+1, f, "s", "git CLI: get, write, add, commit, push")
 		}
-		lats, startup, peak, err := b.scaleRun(ctx, r, ns, name)
+		lats, startup, peak, err := b.scaleRun(ctx, r, ns, name, "")
+		if err == nil && b.cfg.profile && i == len(b.cfg.scaleSizes)-1 {
+			path := filepath.Join(b.profDir, fmt.Sprintf("cpu-scale-%d.pprof", n))
+			b.logf("  %d files: one more run with a CPU profile (not counted) → %s", n, path)
+			if _, _, _, perr := b.scaleRun(ctx, r, ns, name+"-profiled", path); perr != nil {
+				b.logf("  profiled run failed: %v", perr)
+			} else {
+				b.profiles = append(b.profiles, profileRun{fmt.Sprintf("phase 4, start-up and one edit at a time, %s files", thousands(n)), path})
+			}
+		}
 		b.env.dropRepo(r)
 		if err != nil {
 			return err
@@ -252,7 +261,7 @@ func (b *bench) phaseScale(ctx context.Context) error {
 	return nil
 }
 
-func (b *bench) scaleRun(ctx context.Context, r *repo, ns, name string) ([]float64, time.Duration, int64, error) {
+func (b *bench) scaleRun(ctx context.Context, r *repo, ns, name, cpuProfile string) ([]float64, time.Duration, int64, error) {
 	zero := time.Duration(0)
 	if err := b.env.configure(ctx, ns, r, &zero); err != nil {
 		return nil, 0, 0, err
@@ -263,7 +272,13 @@ func (b *bench) scaleRun(ctx context.Context, r *repo, ns, name string) ([]float
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	p, err := b.env.runOperator(name, "", false)
+	// The probe is edited before the operator starts, so that its start-up has one change
+	// to push also when an earlier run on this repository wrote the probe already.
+	seq0++
+	if _, err := b.env.setSeq(ctx, ns, names[0], seq0); err != nil {
+		return nil, 0, 0, err
+	}
+	p, err := b.env.runOperator(name, cpuProfile, false)
 	if err != nil {
 		return nil, 0, 0, err
 	}

@@ -2,7 +2,9 @@ package layout
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
+	"sync"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/tree"
 )
@@ -42,7 +44,9 @@ func BuildIndex(files []tree.File) (*Index, error) {
 }
 
 // BuildIndexWithContext is BuildIndex for a kustomize folder: the context files (patch
-// files, relative to the folder) are kustomize input, not object documents.
+// files, relative to the folder) are kustomize input, not object documents. The files are
+// parsed in parallel and indexed in path order, so the first problem reported is the same
+// as one file after another would find.
 func BuildIndexWithContext(files []tree.File, context []string) (*Index, error) {
 	sorted := make([]tree.File, len(files))
 	copy(sorted, files)
@@ -52,15 +56,48 @@ func BuildIndexWithContext(files []tree.File, context []string) (*Index, error) 
 	for _, p := range context {
 		ix.MarkContext(p)
 	}
-	for _, f := range sorted {
+	entries, errs := parseEntries(sorted, ix.context)
+	for i, f := range sorted {
 		if err := checkMode(f); err != nil {
 			return nil, err
 		}
-		if err := ix.Update(f.Path, nonNil(f.Content)); err != nil {
+		if !validRelPath(f.Path) {
+			return nil, fmt.Errorf("index %q: not a clean relative path inside the folder", f.Path)
+		}
+		if ix.context[f.Path] {
+			continue
+		}
+		if errs[i] != nil {
+			return nil, asUnsupported(f.Path, errs[i])
+		}
+		if err := ix.add(f.Path, entries[i]); err != nil {
 			return nil, err
 		}
 	}
 	return ix, nil
+}
+
+// parseEntries reads what each file contributes to the index, on every CPU: parsing the
+// documents is most of loading a large folder. Context files are skipped.
+func parseEntries(files []tree.File, context map[string]bool) ([]fileEntry, []error) {
+	entries, errs := make([]fileEntry, len(files)), make([]error, len(files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, min(runtime.GOMAXPROCS(0), len(files))) {
+		wg.Go(func() {
+			for i := range next {
+				entries[i], errs[i] = indexEntry(files[i].Path, nonNil(files[i].Content))
+			}
+		})
+	}
+	for i, f := range files {
+		if !context[f.Path] && f.Mode != tree.ModeSymlink && f.Mode != tree.ModeSubmodule && validRelPath(f.Path) {
+			next <- i
+		}
+	}
+	close(next)
+	wg.Wait()
+	return entries, errs
 }
 
 // Update re-indexes one file after it changed; content nil means the file was
@@ -79,6 +116,13 @@ func (ix *Index) Update(p string, content []byte) error {
 	if err != nil {
 		return asUnsupported(p, err)
 	}
+	return ix.add(p, entry)
+}
+
+// add puts what file p contributes in place of what it did; a document whose identity
+// another file (or this one) holds already leaves the index as it was.
+func (ix *Index) add(p string, entry fileEntry) error {
+	ix.init()
 	for i, id := range entry.ids {
 		if other, ok := ix.locations[id]; ok && other.Path != p {
 			return &UnsupportedContentError{Path: p, Reason: fmt.Sprintf(
