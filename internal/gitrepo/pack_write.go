@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-billy/v6/osfs"
-	git "github.com/go-git/go-git/v6"
 	"github.com/go-git/go-git/v6/plumbing"
 	"github.com/go-git/go-git/v6/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v6/plumbing/format/packfile"
@@ -149,7 +148,7 @@ func (r *Repo) mergePacks(pos storer.PackedObjectStorer, packs []plumbing.Hash) 
 	}
 	// go-git's object cache keeps objects that read their content lazily from the pack they
 	// were found in: the local copy is opened afresh (an empty cache) before any pack goes.
-	repo, err := git.PlainOpen(r.dir)
+	repo, err := openLocal(r.dir)
 	if err != nil {
 		return fmt.Errorf("reopen the local copy: %w", err)
 	}

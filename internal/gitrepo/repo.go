@@ -50,9 +50,11 @@ func Open(dir, rawURL string, creds Credentials) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("credentials for %s: %w", ownership.Redact(rawURL), err)
 	}
-	repo, err := git.PlainOpen(dir)
+	repo, err := openLocal(dir)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
-		repo, err = git.PlainInit(dir, true)
+		if _, err = git.PlainInit(dir, true); err == nil {
+			repo, err = openLocal(dir)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open local copy of %s: %w", ownership.Redact(rawURL), err)

@@ -1,0 +1,156 @@
+package gitrepo
+
+import (
+	"fmt"
+
+	git "github.com/go-git/go-git/v6"
+	"github.com/go-git/go-git/v6/plumbing"
+	"github.com/go-git/go-git/v6/plumbing/filemode"
+	"github.com/go-git/go-git/v6/plumbing/object"
+	"github.com/go-git/go-git/v6/plumbing/revlist"
+	"github.com/go-git/go-git/v6/storage/filesystem"
+)
+
+// maxPushWalk bounds the commits the push walk follows back from what it sends before it
+// hands the question to go-git's own walk.
+const maxPushWalk = 10000
+
+// localStorage is the local copy's storage with the walk that finds what a push sends
+// replaced (go-git asks a storage that has RevListObjects): go-git marks every object the
+// remote's tip reaches before it looks at what is new, a walk over the whole tree at every
+// push; this one compares each new commit's tree with its first parent's and skips equal
+// subtrees, so its cost follows the size of the change (docs/branch-worker.md#push).
+type localStorage struct {
+	*filesystem.Storage
+}
+
+// openLocal opens the bare local copy in dir on a localStorage.
+func openLocal(dir string) (*git.Repository, error) {
+	plain, err := git.PlainOpen(dir)
+	if err != nil {
+		return nil, err
+	}
+	fs, ok := plain.Storer.(*filesystem.Storage)
+	if !ok {
+		return plain, nil
+	}
+	return git.Open(localStorage{fs}, nil)
+}
+
+// RevListObjects returns the objects reachable from wants that the remote, which holds
+// haves, may lack: the commits from wants back to a have, and in each the trees and blobs
+// that differ from its first parent's at the same path. An object the remote has anyway
+// may be in the list (the remote keeps one copy); none it lacks is left out. When the walk
+// cannot tell (a tag, a history that meets no have, one longer than maxPushWalk), go-git's
+// own walk answers.
+func (s localStorage) RevListObjects(wants, haves []plumbing.Hash) ([]plumbing.Hash, error) {
+	out, ok, err := s.newObjects(wants, haves)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return revlist.Objects(s.Storage, wants, haves)
+	}
+	return out, nil
+}
+
+func (s localStorage) newObjects(wants, haves []plumbing.Hash) ([]plumbing.Hash, bool, error) {
+	have := map[plumbing.Hash]bool{}
+	for _, h := range haves {
+		if s.HasEncodedObject(h) == nil {
+			have[h] = true // a have this copy lacks says nothing about what it sends
+		}
+	}
+	seen := map[plumbing.Hash]bool{}
+	var commits []*object.Commit
+	queue := append([]plumbing.Hash(nil), wants...)
+	for len(queue) > 0 {
+		h := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		if have[h] || seen[h] {
+			continue
+		}
+		seen[h] = true
+		o, err := s.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			return nil, false, fmt.Errorf("push walk: object %s: %w", h, err)
+		}
+		if o.Type() != plumbing.CommitObject {
+			return nil, false, nil // a tag or another kind of object: go-git's walk
+		}
+		c, err := object.DecodeCommit(s, o)
+		if err != nil {
+			return nil, false, fmt.Errorf("push walk: commit %s: %w", h, err)
+		}
+		if len(c.ParentHashes) == 0 && len(have) > 0 {
+			return nil, false, nil // a history that does not meet the remote's
+		}
+		if commits = append(commits, c); len(commits) > maxPushWalk {
+			return nil, false, nil
+		}
+		queue = append(queue, c.ParentHashes...)
+	}
+	out := map[plumbing.Hash]bool{}
+	for _, c := range commits {
+		out[c.Hash] = true
+		var parentTree plumbing.Hash
+		if len(c.ParentHashes) > 0 {
+			p, err := object.GetCommit(s, c.ParentHashes[0])
+			if err != nil {
+				return nil, false, fmt.Errorf("push walk: parent of %s: %w", c.Hash, err)
+			}
+			parentTree = p.TreeHash
+		}
+		if err := s.newInTree(c.TreeHash, parentTree, out); err != nil {
+			return nil, false, err
+		}
+	}
+	list := make([]plumbing.Hash, 0, len(out))
+	for h := range out {
+		list = append(list, h)
+	}
+	return list, true, nil
+}
+
+// newInTree adds to out the tree h and what it holds that the tree old (zero: none) does
+// not hold at the same path. Submodule entries name commits of other repositories: never sent.
+func (s localStorage) newInTree(h, old plumbing.Hash, out map[plumbing.Hash]bool) error {
+	if h == old || out[h] {
+		return nil
+	}
+	out[h] = true
+	t, err := object.GetTree(s, h)
+	if err != nil {
+		return fmt.Errorf("push walk: tree %s: %w", h, err)
+	}
+	oldEntries := map[string]object.TreeEntry{}
+	if !old.IsZero() {
+		ot, err := object.GetTree(s, old)
+		if err != nil {
+			return fmt.Errorf("push walk: tree %s: %w", old, err)
+		}
+		for _, e := range ot.Entries {
+			oldEntries[e.Name] = e
+		}
+	}
+	for _, e := range t.Entries {
+		prev, had := oldEntries[e.Name]
+		if had && prev.Hash == e.Hash && prev.Mode == e.Mode {
+			continue
+		}
+		switch e.Mode {
+		case filemode.Submodule:
+		case filemode.Dir:
+			var prevTree plumbing.Hash
+			if had && prev.Mode == filemode.Dir {
+				prevTree = prev.Hash
+			}
+			if err := s.newInTree(e.Hash, prevTree, out); err != nil {
+				return err
+			}
+		default:
+			out[e.Hash] = true
+		}
+	}
+	return nil
+}
