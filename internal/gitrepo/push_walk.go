@@ -91,6 +91,7 @@ func (s localStorage) newObjects(wants, haves []plumbing.Hash) ([]plumbing.Hash,
 		queue = append(queue, c.ParentHashes...)
 	}
 	out := map[plumbing.Hash]bool{}
+	compared := map[[2]plumbing.Hash]bool{}
 	for _, c := range commits {
 		out[c.Hash] = true
 		var parentTree plumbing.Hash
@@ -101,7 +102,7 @@ func (s localStorage) newObjects(wants, haves []plumbing.Hash) ([]plumbing.Hash,
 			}
 			parentTree = p.TreeHash
 		}
-		if err := s.newInTree(c.TreeHash, parentTree, out); err != nil {
+		if err := s.newInTree(c.TreeHash, parentTree, out, compared); err != nil {
 			return nil, false, err
 		}
 	}
@@ -114,10 +115,15 @@ func (s localStorage) newObjects(wants, haves []plumbing.Hash) ([]plumbing.Hash,
 
 // newInTree adds to out the tree h and what it holds that the tree old (zero: none) does
 // not hold at the same path. Submodule entries name commits of other repositories: never sent.
-func (s localStorage) newInTree(h, old plumbing.Hash, out map[plumbing.Hash]bool) error {
-	if h == old || out[h] {
+// A pair already compared is skipped; a tree already in out is not: it may have been compared
+// with another tree (an edit undone and made again: the later commit's tree equals an earlier
+// one's, compared first with the commit between them), which tells nothing of what it holds
+// that old lacks.
+func (s localStorage) newInTree(h, old plumbing.Hash, out map[plumbing.Hash]bool, compared map[[2]plumbing.Hash]bool) error {
+	if h == old || compared[[2]plumbing.Hash{h, old}] {
 		return nil
 	}
+	compared[[2]plumbing.Hash{h, old}] = true
 	out[h] = true
 	t, err := object.GetTree(s, h)
 	if err != nil {
@@ -145,7 +151,7 @@ func (s localStorage) newInTree(h, old plumbing.Hash, out map[plumbing.Hash]bool
 			if had && prev.Mode == filemode.Dir {
 				prevTree = prev.Hash
 			}
-			if err := s.newInTree(e.Hash, prevTree, out); err != nil {
+			if err := s.newInTree(e.Hash, prevTree, out, compared); err != nil {
 				return err
 			}
 		default:

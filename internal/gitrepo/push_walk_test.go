@@ -94,3 +94,47 @@ func TestAPushSendsWhatTheRemoteLacks(t *testing.T) {
 		t.Fatalf("the remote holds %v (%v); want a/x.yaml, a/y.yaml, c/w.yaml", files, err)
 	}
 }
+
+// Commits pushed together that undo an edit and make it again: the last commit's tree is
+// the first one's, met first while comparing the last with the one between; what the first
+// commit brought beside the undone edit is still sent.
+func TestAPushOfAnEditUndoneAndMadeAgainSendsEverythingNew(t *testing.T) {
+	g, front := newServerRepo(t, testenv.HTTPAuth{})
+	r, err := Open(t.TempDir(), front.URL("app.git"), Credentials{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := mustCommit(t, r, "", Change{Path: "f.yaml", Content: []byte("v0\n")}, Change{Path: "d/g.yaml", Content: []byte("g0\n")})
+	if err := r.Push(testCtx(t), "main", "", base); err != nil {
+		t.Fatal(err)
+	}
+	a := mustCommit(t, r, base, Change{Path: "f.yaml", Content: []byte("v1\n")}, Change{Path: "d/g.yaml", Content: []byte("g1\n")})
+	b := mustCommit(t, r, a, Change{Path: "f.yaml", Content: []byte("v0\n")})
+	c := mustCommit(t, r, b, Change{Path: "f.yaml", Content: []byte("v1\n")})
+	st := r.repo.Storer.(localStorage)
+	want, have := []plumbing.Hash{plumbing.NewHash(c)}, []plumbing.Hash{plumbing.NewHash(base)}
+	exact, err := revlist.Objects(st.Storage, want, have)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, walked, err := st.newObjects(want, have)
+	if err != nil || !walked {
+		t.Fatalf("the push walk did not answer (%v, %v)", walked, err)
+	}
+	gotSet := hashSet(got)
+	for _, h := range exact {
+		if !gotSet[h] {
+			t.Errorf("the push walk leaves out %s, which the remote lacks", h)
+		}
+	}
+	if err := r.Push(testCtx(t), "main", base, c); err != nil {
+		t.Fatal(err)
+	}
+	content, err := g.ReadFile("app.git", "main", "d/g.yaml")
+	if err != nil || string(content) != "g1\n" {
+		t.Fatalf("the remote reads d/g.yaml = %q, %v", content, err)
+	}
+	if out, err := exec.Command("git", "--git-dir", g.Root()+"/app.git", "fsck", "--strict").CombinedOutput(); err != nil {
+		t.Fatalf("git fsck of the remote: %v\n%s", err, out)
+	}
+}

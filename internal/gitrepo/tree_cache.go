@@ -11,7 +11,7 @@ import (
 // Bounds of the decoded-tree cache. Trees are content-addressed, so a cached tree never goes
 // stale; the bounds only keep its memory small: over a bound the cache starts empty again.
 const (
-	maxCachedTreeEntries = 1 << 18 // entries of all cached trees together (~30 MB at most)
+	maxCachedTreeEntries = 1 << 18 // entries of all cached trees together (~40 MB at most)
 	maxCachedRoots       = 64      // commits whose root tree hash is remembered
 )
 

@@ -156,6 +156,9 @@ func (r *Repo) ReadFile(commit, file string) (content []byte, ok bool, err error
 // ReadEntry returns one tree entry at a commit with its mode; ok is false when no file
 // has that path (a path below a file, "a.yaml/b", included).
 func (r *Repo) ReadEntry(commit, file string) (tree.File, bool, error) {
+	if err := checkPath(file); err != nil {
+		return tree.File{}, false, fmt.Errorf("find %s: %w", file, err)
+	}
 	root, err := r.rootTree(commit)
 	if err != nil || root == nil {
 		return tree.File{}, false, err
