@@ -94,8 +94,8 @@ func needsResourceVersion(err error) bool {
 // ReduceDocument returns the document to write for an object whose document already exists
 // in Git: liveDoc without the server defaults that sourceDoc (the document in Git) omits
 // (see Reduce). Both are YAML documents; the result is rendered by Document. When the two
-// already mean the same, liveDoc is returned as it is without asking the server, and so is
-// the cleaned liveDoc when sourceDoc holds every field of it (OmitsNothing). Results are
+// already mean the same, or when sourceDoc holds every field of liveDoc (OmitsNothing), liveDoc
+// is returned as it is without asking the server. Results are
 // remembered by (gvr, sourceDoc, liveDoc), so an unchanged pair costs no request on resync.
 //
 // A source without a namespace (one a kustomization's namespace: supplies) is dry-run in the
@@ -118,13 +118,9 @@ func (d *Defaulter) ReduceDocument(ctx context.Context, gvr schema.GroupVersionR
 		return out, nil
 	}
 	if OmitsNothing(source, live) {
-		// Nothing in live can be a default the source left out: Reduce would return it whole.
-		out, err := Document(live)
-		if err != nil {
-			return nil, fmt.Errorf("reduce %s: %w", gvr.Resource, err)
-		}
-		d.cache.put(key, out)
-		return out, nil
+		// Nothing in live can be a default the source left out: Reduce would return it
+		// whole, so liveDoc is returned as it is, as for a pair that means the same.
+		return liveDoc, nil
 	}
 	asked := Clean(source)
 	if ns := (&unstructured.Unstructured{Object: live}).GetNamespace(); ns != "" {

@@ -43,6 +43,16 @@ type folderPlan struct {
 	expect map[layout.Identity][]byte
 	// broken is set when the index could not follow an edit: the plan is unusable.
 	broken bool
+	// ahead are documents read before the plan reached their object (renderAhead), each
+	// taken by the next render of it while its file is unchanged.
+	ahead map[layout.Identity]readAhead
+}
+
+// readAhead is an object's document as read from a file of the plan's view.
+type readAhead struct {
+	loc  layout.Location
+	laid int // the view's count of edits laid on loc.Path when it was read
+	doc  []byte
 }
 
 func newFolder(repo *gitrepo.Repo, specPath string) *folder {
@@ -209,9 +219,33 @@ func (f *folder) render(id layout.Identity) []byte {
 			return obj.Doc
 		}
 	}
+	if r, ok := p.ahead[id]; ok {
+		delete(p.ahead, id)
+		if loc, found := f.index.Lookup(id); found && loc == r.loc && p.view.laid[loc.Path] == r.laid {
+			return r.doc
+		}
+	}
 	doc, ok, err := layout.ReadDocument(f.index, p.view.read, id)
 	if err != nil || !ok {
 		return nil
+	}
+	return doc
+}
+
+// renderAhead is render for an object the plan reaches later in its chunk: a document read
+// from a file is kept for that render, which takes it while the file is unchanged (a burst's
+// plan read each document twice).
+func (f *folder) renderAhead(id layout.Identity) []byte {
+	doc := f.render(id)
+	p := f.plan
+	if doc == nil || p == nil || p.kust != nil {
+		return doc
+	}
+	if loc, found := f.index.Lookup(id); found {
+		if p.ahead == nil {
+			p.ahead = map[layout.Identity]readAhead{}
+		}
+		p.ahead[id] = readAhead{loc: loc, laid: p.view.laid[loc.Path], doc: doc}
 	}
 	return doc
 }

@@ -46,7 +46,7 @@ func (s *branchState) reduceAhead(ctx context.Context, ts *targetState, actions 
 		if a.op != OpUpsert || seen[a.id] != 1 {
 			continue
 		}
-		render := ts.folder.render(a.id)
+		render := ts.folder.renderAhead(a.id)
 		if render == nil && ts.cfg.KeepDefaults {
 			continue // written as it is: nothing to ask
 		}

@@ -13,10 +13,13 @@ type treeView struct {
 	prefix string // the folder in the repository; "" for the root
 	edits  map[string][]byte
 	order  []string // edited paths, first edit first
+	// laid counts the edits laid on each path: what was read from a path holds while its
+	// count is unchanged.
+	laid map[string]int
 }
 
 func newTreeView(repo *gitrepo.Repo, base, prefix string) *treeView {
-	return &treeView{repo: repo, base: base, prefix: prefix, edits: map[string][]byte{}}
+	return &treeView{repo: repo, base: base, prefix: prefix, edits: map[string][]byte{}, laid: map[string]int{}}
 }
 
 // read implements layout.ReadFile.
@@ -33,6 +36,7 @@ func (v *treeView) set(rel string, content []byte) {
 		v.order = append(v.order, rel)
 	}
 	v.edits[rel] = content
+	v.laid[rel]++
 }
 
 // changes returns the edits as repository changes.
