@@ -18,6 +18,27 @@ func hashSet(hs []plumbing.Hash) map[plumbing.Hash]bool {
 	return m
 }
 
+// walkSendsWhatTheRemoteLacks checks that the push walk answers, and with every object
+// go-git's exact walk finds; it returns the walk's answer.
+func walkSendsWhatTheRemoteLacks(t *testing.T, st localStorage, want, have []plumbing.Hash) []plumbing.Hash {
+	t.Helper()
+	exact, err := revlist.Objects(st.Storage, want, have)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, walked, err := st.newObjects(want, have)
+	if err != nil || !walked {
+		t.Fatalf("the push walk did not answer (%v, %v)", walked, err)
+	}
+	gotSet := hashSet(got)
+	for _, h := range exact {
+		if !gotSet[h] {
+			t.Errorf("the push walk leaves out %s, which the remote lacks", h)
+		}
+	}
+	return got
+}
+
 // A push sends what the remote lacks, found by comparing each new commit with its parent:
 // never less than go-git's exact walk (which marks everything the remote has), never an
 // object the pushed commits do not reach; with no have, everything; with a history that
@@ -47,24 +68,12 @@ func TestAPushSendsWhatTheRemoteLacks(t *testing.T) {
 	c3 := mustCommit(t, r, c2, Change{Path: "a/x.yaml", Content: []byte("x1\n")})
 	want, have := []plumbing.Hash{plumbing.NewHash(c3)}, []plumbing.Hash{plumbing.NewHash(c1)}
 
-	exact, err := revlist.Objects(st.Storage, want, have)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := walkSendsWhatTheRemoteLacks(t, st, want, have)
 	reachable, err := revlist.Objects(st.Storage, want, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, walked, err := st.newObjects(want, have)
-	if err != nil || !walked {
-		t.Fatalf("the push walk did not answer (%v, %v)", walked, err)
-	}
-	gotSet, reach := hashSet(got), hashSet(reachable)
-	for _, h := range exact {
-		if !gotSet[h] {
-			t.Errorf("the push walk leaves out %s, which the remote lacks", h)
-		}
-	}
+	reach := hashSet(reachable)
 	for _, h := range got {
 		if !reach[h] {
 			t.Errorf("the push walk sends %s, which the pushed commits do not reach", h)
@@ -113,20 +122,7 @@ func TestAPushOfAnEditUndoneAndMadeAgainSendsEverythingNew(t *testing.T) {
 	c := mustCommit(t, r, b, Change{Path: "f.yaml", Content: []byte("v1\n")})
 	st := r.repo.Storer.(localStorage)
 	want, have := []plumbing.Hash{plumbing.NewHash(c)}, []plumbing.Hash{plumbing.NewHash(base)}
-	exact, err := revlist.Objects(st.Storage, want, have)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, walked, err := st.newObjects(want, have)
-	if err != nil || !walked {
-		t.Fatalf("the push walk did not answer (%v, %v)", walked, err)
-	}
-	gotSet := hashSet(got)
-	for _, h := range exact {
-		if !gotSet[h] {
-			t.Errorf("the push walk leaves out %s, which the remote lacks", h)
-		}
-	}
+	walkSendsWhatTheRemoteLacks(t, st, want, have)
 	if err := r.Push(testCtx(t), "main", base, c); err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,34 @@ func seedRepository(b *testing.B, g *testenv.GitServer, n int) {
 	}
 }
 
+// seededServer serves a repository of n ConfigMap documents over smart HTTP.
+func seededServer(b *testing.B, n int) *testenv.HTTPFrontend {
+	b.Helper()
+	g := testenv.NewGitServer(b)
+	if err := g.CreateRepo(repoName); err != nil {
+		b.Fatal(err)
+	}
+	seedRepository(b, g, n)
+	return g.ServeHTTP(b, testenv.HTTPAuth{})
+}
+
+// fetchedWorker is a branch worker of the repository front serves, with the target
+// team/live on clusters/dev, fetched: ready for its first plan.
+func fetchedWorker(b *testing.B, front *testenv.HTTPFrontend) *branchState {
+	b.Helper()
+	cfg := Config{URL: front.URL(repoName), Branch: "main", AllowedBranches: []string{"main"}, Dir: b.TempDir(), Log: logr.Discard()}
+	w, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := w.state
+	s.setTarget(TargetConfig{Name: "team/live", Path: "clusters/dev", Prune: PruneOnEvent}, false)
+	if !s.ensureReady(context.Background(), time.Now()) {
+		b.Fatalf("fetch: %v", s.lastErr)
+	}
+	return s
+}
+
 // BenchmarkUpsert measures planning and committing one changed document (decide once,
 // in-place edit, tree edit) in repositories of 100 and 20,000 files. The index of the
 // folder is built before the timer starts, as a running worker holds it already; the cost
@@ -42,22 +70,7 @@ func seedRepository(b *testing.B, g *testenv.GitServer, n int) {
 func BenchmarkUpsert(b *testing.B) {
 	for _, files := range []int{100, 20000} {
 		b.Run(fmt.Sprintf("files=%d", files), func(b *testing.B) {
-			g := testenv.NewGitServer(b)
-			if err := g.CreateRepo(repoName); err != nil {
-				b.Fatal(err)
-			}
-			seedRepository(b, g, files)
-			front := g.ServeHTTP(b, testenv.HTTPAuth{})
-			cfg := Config{URL: front.URL(repoName), Branch: "main", AllowedBranches: []string{"main"}, Dir: b.TempDir(), Log: logr.Discard()}
-			w, err := New(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			s := w.state
-			s.setTarget(TargetConfig{Name: "team/live", Path: "clusters/dev", Prune: PruneOnEvent}, false)
-			if !s.ensureReady(context.Background(), time.Now()) {
-				b.Fatalf("fetch: %v", s.lastErr)
-			}
+			s := fetchedWorker(b, seededServer(b, files))
 			f := s.targets["team/live"].folder
 			if err := f.begin(s.localTip); err != nil {
 				b.Fatal(err)
@@ -84,22 +97,7 @@ func BenchmarkUpsert(b *testing.B) {
 func BenchmarkBurstPlan(b *testing.B) {
 	for _, files := range []int{500, 2000} {
 		b.Run(fmt.Sprintf("edits=%d", files), func(b *testing.B) {
-			g := testenv.NewGitServer(b)
-			if err := g.CreateRepo(repoName); err != nil {
-				b.Fatal(err)
-			}
-			seedRepository(b, g, files)
-			front := g.ServeHTTP(b, testenv.HTTPAuth{})
-			cfg := Config{URL: front.URL(repoName), Branch: "main", AllowedBranches: []string{"main"}, Dir: b.TempDir(), Log: logr.Discard()}
-			w, err := New(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			s := w.state
-			s.setTarget(TargetConfig{Name: "team/live", Path: "clusters/dev", Prune: PruneOnEvent}, false)
-			if !s.ensureReady(context.Background(), time.Now()) {
-				b.Fatalf("fetch: %v", s.lastErr)
-			}
+			s := fetchedWorker(b, seededServer(b, files))
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -122,25 +120,11 @@ func BenchmarkBurstPlan(b *testing.B) {
 // 20,000 files: the fetch into an empty local copy, then reading and indexing the folder.
 func BenchmarkFolderLoad(b *testing.B) {
 	const files = 20000
-	g := testenv.NewGitServer(b)
-	if err := g.CreateRepo(repoName); err != nil {
-		b.Fatal(err)
-	}
-	seedRepository(b, g, files)
-	front := g.ServeHTTP(b, testenv.HTTPAuth{})
+	front := seededServer(b, files)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		cfg := Config{URL: front.URL(repoName), Branch: "main", AllowedBranches: []string{"main"}, Dir: b.TempDir(), Log: logr.Discard()}
-		w, err := New(cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		s := w.state
-		s.setTarget(TargetConfig{Name: "team/live", Path: "clusters/dev", Prune: PruneOnEvent}, false)
-		if !s.ensureReady(context.Background(), time.Now()) {
-			b.Fatalf("fetch: %v", s.lastErr)
-		}
+		s := fetchedWorker(b, front)
 		f := s.targets["team/live"].folder
 		if err := f.begin(s.localTip); err != nil {
 			b.Fatal(err)
