@@ -98,6 +98,24 @@ func (b *bench) idleRSS(ctx context.Context) error {
 		return err
 	}
 	b.idle = float64(p.peakRSS())
+	if b.cfg.profile {
+		path := filepath.Join(b.profDir, "cpu-idle.pprof")
+		b.logf("idle operator: one more run with a CPU and heap profile (not counted) → %s", path)
+		if q, err := b.env.runOperator("idle-profiled", path, false); err != nil {
+			b.logf("  profiled run failed: %v", err)
+		} else {
+			select {
+			case <-time.After(b.cfg.idleFor):
+			case <-ctx.Done():
+			case <-q.done:
+			}
+			if err := b.env.stopOperator(q); err != nil {
+				b.logf("  profiled run failed: %v", err)
+			} else {
+				b.profiles = append(b.profiles, profileRun{"idle operator (nothing to mirror)", path})
+			}
+		}
+	}
 	b.res.add("0", "idle operator", "peak_rss", 1, b.idle, "B", "")
 	b.table = append(b.table, tableRow{phase: "0", scenario: fmt.Sprintf("idle operator (nothing to mirror) for %s", b.cfg.idleFor),
 		figure: "peak RSS", value: b.idle, unit: "B", base: math.NaN(), goal: "≤ 60 MiB", n: 1})
