@@ -45,7 +45,9 @@ func Document(obj map[string]any) ([]byte, error) {
 	if err := encodeSafely(enc, &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}}); err != nil {
 		return nil, fmt.Errorf("render document: %w", err)
 	}
-	return b.Bytes(), nil
+	// A copy at its size: a document may be held long (a first mirror's snapshot holds every
+	// one), and the buffer grew by doubling.
+	return bytes.Clone(b.Bytes()), nil
 }
 
 // encodeSafely turns a panic of the YAML encoder into an error: Document must not panic on
