@@ -138,6 +138,7 @@ func run() (code int) {
 	mdPath := flag.String("md", "", "update the generated part of this BENCH.md (default BENCH.md for a full run with all phases; none with -quick)")
 	profile := flag.Bool("profile", true, "collect CPU profiles of the operator (extra runs, not counted)")
 	repeats := flag.Int("repeats", 0, "repeats of phase 1 and phase 3 (default 3, 1 with -quick)")
+	sizes := flag.String("sizes", "", "phase 1's numbers of ConfigMaps, comma-separated (default 1000,10000,100000; 200,1000 with -quick)")
 	compareEnv := flag.Bool("compare-env", false, "also run phase 2 and phase 3 with the kubeconfig as $KUBECONFIG, rows marked [$KUBECONFIG]")
 	kubeconfigEnv := flag.Bool("kubeconfig-env", false, "pass the kubeconfig to the operator as $KUBECONFIG instead of --kubeconfig (controller-runtime's GetConfig path, as in a cluster)")
 	keep := flag.Bool("keep", false, "keep the run's folder (logs, repositories)")
@@ -149,6 +150,17 @@ func run() (code int) {
 	}
 	if *repeats > 0 {
 		cfg.repeats, cfg.burstRepeats = *repeats, *repeats
+	}
+	if *sizes != "" {
+		cfg.initialSizes = nil
+		for _, f := range strings.Split(*sizes, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				fmt.Fprintf(os.Stderr, "bench: bad -sizes %q\n", *sizes)
+				os.Exit(2)
+			}
+			cfg.initialSizes = append(cfg.initialSizes, n)
+		}
 	}
 	cfg.profile = *profile
 	cfg.compareEnv = *compareEnv
