@@ -148,7 +148,7 @@ func (r *Repo) mergePacks(pos storer.PackedObjectStorer, packs []plumbing.Hash) 
 	}
 	// go-git's object cache keeps objects that read their content lazily from the pack they
 	// were found in: the local copy is opened afresh (an empty cache) before any pack goes.
-	repo, err := openLocal(r.dir)
+	repo, err := openLocal(r.dir, &r.trees)
 	if err != nil {
 		return fmt.Errorf("reopen the local copy: %w", err)
 	}

@@ -22,10 +22,12 @@ const maxPushWalk = 10000
 // subtrees, so its cost follows the size of the change (docs/branch-worker.md#push).
 type localStorage struct {
 	*filesystem.Storage
+	trees *treeCache // the local copy's decoded trees
 }
 
-// openLocal opens the bare local copy in dir on a localStorage.
-func openLocal(dir string) (*git.Repository, error) {
+// openLocal opens the bare local copy in dir on a localStorage that reads trees through
+// trees.
+func openLocal(dir string, trees *treeCache) (*git.Repository, error) {
 	plain, err := git.PlainOpen(dir)
 	if err != nil {
 		return nil, err
@@ -34,7 +36,7 @@ func openLocal(dir string) (*git.Repository, error) {
 	if !ok {
 		return plain, nil
 	}
-	return git.Open(localStorage{fs}, nil)
+	return git.Open(localStorage{fs, trees}, nil)
 }
 
 // RevListObjects returns the objects reachable from wants that the remote, which holds
@@ -96,11 +98,10 @@ func (s localStorage) newObjects(wants, haves []plumbing.Hash) ([]plumbing.Hash,
 		out[c.Hash] = true
 		var parentTree plumbing.Hash
 		if len(c.ParentHashes) > 0 {
-			p, err := object.GetCommit(s, c.ParentHashes[0])
-			if err != nil {
+			var err error
+			if parentTree, err = s.trees.root(s, c.ParentHashes[0]); err != nil {
 				return nil, false, fmt.Errorf("push walk: parent of %s: %w", c.Hash, err)
 			}
-			parentTree = p.TreeHash
 		}
 		if err := s.newInTree(c.TreeHash, parentTree, out, compared); err != nil {
 			return nil, false, err
@@ -125,33 +126,29 @@ func (s localStorage) newInTree(h, old plumbing.Hash, out map[plumbing.Hash]bool
 	}
 	compared[[2]plumbing.Hash{h, old}] = true
 	out[h] = true
-	t, err := object.GetTree(s, h)
+	t, err := s.trees.tree(s, h)
 	if err != nil {
 		return fmt.Errorf("push walk: tree %s: %w", h, err)
 	}
-	oldEntries := map[string]object.TreeEntry{}
+	prevTree := &cachedTree{}
 	if !old.IsZero() {
-		ot, err := object.GetTree(s, old)
-		if err != nil {
+		if prevTree, err = s.trees.tree(s, old); err != nil {
 			return fmt.Errorf("push walk: tree %s: %w", old, err)
 		}
-		for _, e := range ot.Entries {
-			oldEntries[e.Name] = e
-		}
 	}
-	for _, e := range t.Entries {
-		prev, had := oldEntries[e.Name]
+	for _, e := range t.tree.Entries {
+		prev, had := prevTree.entry(e.Name)
 		if had && prev.Hash == e.Hash && prev.Mode == e.Mode {
 			continue
 		}
 		switch e.Mode {
 		case filemode.Submodule:
 		case filemode.Dir:
-			var prevTree plumbing.Hash
+			var prevDir plumbing.Hash
 			if had && prev.Mode == filemode.Dir {
-				prevTree = prev.Hash
+				prevDir = prev.Hash
 			}
-			if err := s.newInTree(e.Hash, prevTree, out, compared); err != nil {
+			if err := s.newInTree(e.Hash, prevDir, out, compared); err != nil {
 				return err
 			}
 		default:

@@ -50,22 +50,24 @@ func Open(dir, rawURL string, creds Credentials) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("credentials for %s: %w", ownership.Redact(rawURL), err)
 	}
-	repo, err := openLocal(dir)
+	r := &Repo{url: rawURL, dir: dir, options: opts}
+	repo, err := openLocal(dir, &r.trees)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		if _, err = git.PlainInit(dir, true); err == nil {
-			repo, err = openLocal(dir)
+			repo, err = openLocal(dir, &r.trees)
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open local copy of %s: %w", ownership.Redact(rawURL), err)
 	}
+	r.repo = repo
 	if err := setRemote(repo, rawURL); err != nil {
 		return nil, err
 	}
 	if err := noDeltaSearch(repo); err != nil {
 		return nil, err
 	}
-	return &Repo{url: rawURL, dir: dir, repo: repo, options: opts}, nil
+	return r, nil
 }
 
 func parseRemote(rawURL string) (*url.URL, error) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-git/go-git/v6/plumbing"
 	"github.com/go-git/go-git/v6/plumbing/object"
+	"github.com/go-git/go-git/v6/plumbing/storer"
 )
 
 // Bounds of the decoded-tree cache. Trees are content-addressed, so a cached tree never goes
@@ -49,16 +50,15 @@ func (c *treeCache) reset() {
 	c.roots, c.trees, c.entries = nil, nil, 0
 }
 
-// rootHash returns the root tree of a commit.
-func (r *Repo) rootHash(commit plumbing.Hash) (plumbing.Hash, error) {
-	c := &r.trees
+// root returns the root tree of a commit, read through s.
+func (c *treeCache) root(s storer.EncodedObjectStorer, commit plumbing.Hash) (plumbing.Hash, error) {
 	c.mu.Lock()
 	h, ok := c.roots[commit]
 	c.mu.Unlock()
 	if ok {
 		return h, nil
 	}
-	obj, err := object.GetCommit(r.repo.Storer, commit)
+	obj, err := object.GetCommit(s, commit)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", commit, err)
 	}
@@ -71,16 +71,15 @@ func (r *Repo) rootHash(commit plumbing.Hash) (plumbing.Hash, error) {
 	return obj.TreeHash, nil
 }
 
-// cachedTreeOf returns the decoded tree h.
-func (r *Repo) cachedTreeOf(h plumbing.Hash) (*cachedTree, error) {
-	c := &r.trees
+// tree returns the decoded tree h, read through s.
+func (c *treeCache) tree(s storer.EncodedObjectStorer, h plumbing.Hash) (*cachedTree, error) {
 	c.mu.Lock()
 	t, ok := c.trees[h]
 	c.mu.Unlock()
 	if ok {
 		return t, nil
 	}
-	tree, err := object.GetTree(r.repo.Storer, h)
+	tree, err := object.GetTree(s, h)
 	if err != nil {
 		return nil, err
 	}
@@ -98,4 +97,9 @@ func (r *Repo) cachedTreeOf(h plumbing.Hash) (*cachedTree, error) {
 		c.entries += len(tree.Entries)
 	}
 	return t, nil
+}
+
+// cachedTreeOf returns the decoded tree h of the local copy.
+func (r *Repo) cachedTreeOf(h plumbing.Hash) (*cachedTree, error) {
+	return r.trees.tree(r.repo.Storer, h)
 }

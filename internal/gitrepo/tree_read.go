@@ -20,7 +20,7 @@ func (r *Repo) rootTree(commit string) (*object.Tree, error) {
 	if commit == "" {
 		return nil, nil
 	}
-	h, err := r.rootHash(plumbing.NewHash(commit))
+	h, err := r.trees.root(r.repo.Storer, plumbing.NewHash(commit))
 	if err != nil {
 		return nil, err
 	}
@@ -33,12 +33,25 @@ func (r *Repo) rootTree(commit string) (*object.Tree, error) {
 
 // subtree returns the tree at dir below root (dir "" is root), or nil when absent.
 func (r *Repo) subtree(root *object.Tree, dir string) (*object.Tree, error) {
-	if root == nil || dir == "" {
-		return root, nil
+	if root == nil {
+		return nil, nil
 	}
-	t, err := r.cachedTreeOf(root.Hash)
+	t, err := r.cachedFolder(root.Hash, dir)
+	if err != nil || t == nil {
+		return nil, err
+	}
+	return t.tree, nil
+}
+
+// cachedFolder returns the decoded tree at dir below the tree root (dir "" is root), or
+// nil when absent.
+func (r *Repo) cachedFolder(root plumbing.Hash, dir string) (*cachedTree, error) {
+	t, err := r.cachedTreeOf(root)
 	if err != nil {
 		return nil, fmt.Errorf("read folder %s: %w", dir, err)
+	}
+	if dir == "" {
+		return t, nil
 	}
 	for _, name := range strings.Split(dir, "/") {
 		e, ok := t.entry(name)
@@ -49,7 +62,7 @@ func (r *Repo) subtree(root *object.Tree, dir string) (*object.Tree, error) {
 			return nil, fmt.Errorf("read folder %s: %w", dir, err)
 		}
 	}
-	return t.tree, nil
+	return t, nil
 }
 
 // folderTree returns the tree of dir ("" = the root) at a commit, nil when the commit (or
@@ -164,15 +177,11 @@ func (r *Repo) ReadEntry(commit, file string) (tree.File, bool, error) {
 		return tree.File{}, false, err
 	}
 	dir, name := path.Split(file)
-	folder, err := r.subtree(root, strings.TrimSuffix(dir, "/"))
+	folder, err := r.cachedFolder(root.Hash, strings.TrimSuffix(dir, "/"))
 	if err != nil || folder == nil {
 		return tree.File{}, false, err
 	}
-	t, err := r.cachedTreeOf(folder.Hash)
-	if err != nil {
-		return tree.File{}, false, fmt.Errorf("find %s: %w", file, err)
-	}
-	entry, ok := t.entry(name)
+	entry, ok := folder.entry(name)
 	if !ok {
 		return tree.File{}, false, nil
 	}

@@ -91,7 +91,7 @@ func parseEntries(files []tree.File, context map[string]bool) ([]fileEntry, []er
 		})
 	}
 	for i, f := range files {
-		if !context[f.Path] && f.Mode != tree.ModeSymlink && f.Mode != tree.ModeSubmodule && validRelPath(f.Path) {
+		if !context[f.Path] {
 			next <- i
 		}
 	}

@@ -110,17 +110,14 @@ func (d *Defaulter) ReduceDocument(ctx context.Context, gvr schema.GroupVersionR
 		return nil, fmt.Errorf("reduce %s: live: %w", gvr.Resource, err)
 	}
 	source, live = Clean(source), Clean(live)
-	if equalValues(source, live) {
+	if OmitsNothing(source, live) {
+		// Nothing in live can be a default the source left out (a pair that means the same
+		// included): Reduce would return live whole.
 		return liveDoc, nil
 	}
 	key := keyOf(gvr, sourceDoc, liveDoc)
 	if out, ok := d.cache.get(key); ok {
 		return out, nil
-	}
-	if OmitsNothing(source, live) {
-		// Nothing in live can be a default the source left out: Reduce would return it
-		// whole, so liveDoc is returned as it is, as for a pair that means the same.
-		return liveDoc, nil
 	}
 	asked := Clean(source)
 	if ns := (&unstructured.Unstructured{Object: live}).GetNamespace(); ns != "" {
