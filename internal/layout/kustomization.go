@@ -111,7 +111,7 @@ func editResources(content []byte, edit func(root *yaml.Node) (bool, error)) ([]
 		return appendDocument(content, out), true, nil
 	}
 	changed := false
-	body, err := rewriteDocument(text.segs[at].body, func(doc *yaml.Node) error {
+	body, err := rewriteDocument(text.segs[at].body, nil, func(doc *yaml.Node) error {
 		var err error
 		changed, err = edit(doc.Content[0])
 		return err

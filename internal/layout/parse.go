@@ -12,9 +12,10 @@ import (
 
 // objectDoc is one Kubernetes object document of a file.
 type objectDoc struct {
-	seg  int        // index of its segment in the split file
-	node *yaml.Node // the parsed document (a DocumentNode)
-	id   Identity
+	seg     int        // index of its segment in the split file
+	node    *yaml.Node // the parsed document (a DocumentNode)
+	meaning any        // what node says, decoded (see meaningOf): compared, never changed
+	id      Identity
 }
 
 // parsedFile is a file of object documents: its text cut into segments and the
@@ -59,7 +60,7 @@ func parseObjects(content []byte) (*parsedFile, error) {
 		if isEmptyBody(s.body) {
 			continue
 		}
-		node, err := parseDocument(s.body)
+		node, meaning, err := parseMeaning(s.body)
 		if err != nil {
 			return nil, problemf("invalid YAML in the document at line %d: %s; fix the syntax",
 				start, fileLines(err.Error(), line-strings.Count(s.body, "\n")-1))
@@ -71,7 +72,7 @@ func parseObjects(content []byte) (*parsedFile, error) {
 		if !ok {
 			return nil, problemf("the document at line %d is not a Kubernetes object (it needs apiVersion, kind and metadata.name); remove it or move it out of the folder", start)
 		}
-		pf.docs = append(pf.docs, objectDoc{seg: i, node: node, id: id})
+		pf.docs = append(pf.docs, objectDoc{seg: i, node: node, meaning: meaning, id: id})
 	}
 	return pf, nil
 }
@@ -91,10 +92,18 @@ func parseSingle(doc []byte) (objectDoc, error) {
 // parseDocument parses the text of one segment. It returns nil for a segment
 // without a document, and an error for invalid YAML, more than one document,
 // or duplicate mapping keys.
-func parseDocument(text string) (node *yaml.Node, err error) {
+func parseDocument(text string) (*yaml.Node, error) {
+	node, _, err := parseMeaning(text)
+	return node, err
+}
+
+// parseMeaning parses text as parseDocument does and also returns what the document
+// means (see meaningOf): the decoding that checks the document is the one a comparison
+// needs, so a caller that compares does not decode it again.
+func parseMeaning(text string) (node *yaml.Node, meaning any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			node, err = nil, fmt.Errorf("yaml parser failed: %v", r)
+			node, meaning, err = nil, nil, fmt.Errorf("yaml parser failed: %v", r)
 		}
 	}()
 	dec := yaml.NewDecoder(strings.NewReader(text))
@@ -106,23 +115,24 @@ func parseDocument(text string) (node *yaml.Node, err error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		docs = append(docs, &n)
 	}
 	switch len(docs) {
 	case 0:
-		return nil, nil
+		return nil, nil, nil
 	case 1:
 	default:
-		return nil, errors.New("more than one document without a '---' separator line between them")
+		return nil, nil, errors.New("more than one document without a '---' separator line between them")
 	}
 	// Decoding into a value catches what the node parser lets through, such
 	// as a key defined twice.
-	if _, err := meaningOf(docs[0]); err != nil {
-		return nil, err
+	meaning, err = meaningOf(docs[0])
+	if err != nil {
+		return nil, nil, err
 	}
-	return docs[0], nil
+	return docs[0], meaning, nil
 }
 
 // meaningOf decodes a node into plain Go values, for comparing documents by

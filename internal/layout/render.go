@@ -46,6 +46,9 @@ func renderNode(n *yaml.Node, compact bool) (string, error) {
 // by one indentation step, so they start at the key's column. It returns text
 // unchanged when the result would not mean the same.
 func compactSequences(text string) string {
+	if !hasSequenceEntry(text) {
+		return text // nothing to move: spare the parse
+	}
 	root, err := parseDocument(text)
 	if err != nil || root == nil {
 		return text
@@ -84,6 +87,21 @@ func compactSequences(text string) string {
 		return text
 	}
 	return out
+}
+
+// hasSequenceEntry reports whether a line of text starts (after spaces) with a block
+// sequence entry ("- " or a lone "-"). Rendered YAML without one holds no block sequence;
+// a line of a block scalar may look like one, which only costs compactSequences a parse.
+func hasSequenceEntry(text string) bool {
+	for len(text) > 0 {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		line = strings.TrimLeft(line, " ")
+		if line == "-" || line == "-\r" || strings.HasPrefix(line, "- ") || strings.HasPrefix(line, "-\t") {
+			return true
+		}
+	}
+	return false
 }
 
 // walkMappingSequences calls fn for every non-empty block sequence that is the
@@ -154,30 +172,28 @@ func sameNodeMeaning(a, b *yaml.Node) bool {
 // rewriteDocument re-renders one document body after edit changed its node
 // tree. Leading and trailing comment lines of the body stay byte-identical, and
 // lines of the document whose values did not change keep their original text
-// where possible. Line endings follow the original body.
-func rewriteDocument(body string, edit func(root *yaml.Node) error) (string, error) {
+// where possible. Line endings follow the original body. parsed, when not nil, is
+// body parsed already (parseDocument); it is read, never changed.
+func rewriteDocument(body string, parsed *yaml.Node, edit func(root *yaml.Node) error) (string, error) {
 	lead, core, tail := splitTrivia(body)
-	old, err := parseDocument(core)
-	if err != nil || old == nil || (tail != "" && !sameMeaning(body, core)) {
-		// The trailing lines belong to the document (a block scalar ending in
-		// lines that look like comments): keep them with it.
-		core, tail = core+tail, ""
-		if old, err = parseDocument(core); err != nil {
-			return "", err
-		}
-		if old == nil {
-			return "", fmt.Errorf("no document to edit")
+	old := parsed
+	if old == nil || core != body {
+		var err error
+		old, err = parseDocument(core)
+		if err != nil || old == nil || (tail != "" && !sameMeaning(body, core)) {
+			// The trailing lines belong to the document (a block scalar ending in
+			// lines that look like comments): keep them with it.
+			core, tail = core+tail, ""
+			if old, err = parseDocument(core); err != nil {
+				return "", err
+			}
+			if old == nil {
+				return "", fmt.Errorf("no document to edit")
+			}
 		}
 	}
-	edited, err := parseDocument(core) // a second copy: old stays as it was
-	if err != nil {
-		return "", err
-	}
+	edited := cloneNode(old) // old stays as it was
 	if err := edit(edited); err != nil {
-		return "", err
-	}
-	want, err := meaningOf(edited)
-	if err != nil {
 		return "", err
 	}
 
@@ -194,12 +210,8 @@ func rewriteDocument(body string, edit func(root *yaml.Node) error) (string, err
 	}
 	out := after
 	if before != orig {
-		if patched, ok := patchLines(splitLines(orig), splitLines(before), splitLines(after)); ok {
-			if n, err := parseDocument(patched); err == nil && n != nil {
-				if got, err := meaningOf(n); err == nil && reflect.DeepEqual(got, want) {
-					out = patched
-				}
-			}
+		if patched, ok := patchLines(splitLines(orig), splitLines(before), splitLines(after)); ok && sameMeaningAs(patched, edited) {
+			out = patched
 		}
 	}
 	if !strings.HasSuffix(orig, "\n") {
@@ -209,4 +221,39 @@ func rewriteDocument(body string, edit func(root *yaml.Node) error) (string, err
 		out = strings.ReplaceAll(out, "\n", "\r\n")
 	}
 	return lead + out + tail, nil
+}
+
+// sameMeaningAs reports whether text holds one document that says what n says.
+func sameMeaningAs(text string, n *yaml.Node) bool {
+	want, err := meaningOf(n)
+	if err != nil {
+		return false
+	}
+	parsed, got, err := parseMeaning(text)
+	return err == nil && parsed != nil && reflect.DeepEqual(got, want)
+}
+
+// cloneNode copies a node tree; an alias in the copy points to the copy of its anchor.
+func cloneNode(n *yaml.Node) *yaml.Node {
+	copies := map[*yaml.Node]*yaml.Node{}
+	var clone func(n *yaml.Node) *yaml.Node
+	clone = func(n *yaml.Node) *yaml.Node {
+		if n == nil {
+			return nil
+		}
+		if c, ok := copies[n]; ok {
+			return c
+		}
+		c := *n
+		copies[n] = &c
+		if n.Content != nil {
+			c.Content = make([]*yaml.Node, len(n.Content))
+			for i, child := range n.Content {
+				c.Content[i] = clone(child)
+			}
+		}
+		c.Alias = clone(n.Alias)
+		return &c
+	}
+	return clone(n)
 }

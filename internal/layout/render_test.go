@@ -1,7 +1,10 @@
 package layout
 
 import (
+	"reflect"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 func TestCompactSequences(t *testing.T) {
@@ -69,5 +72,50 @@ func TestSplitDocumentsRoundTrip(t *testing.T) {
 	}
 	if n := len(splitDocuments("----\n---x\na: 1\n").segs); n != 1 {
 		t.Errorf("lines that only start with --- split the file into %d segments", n)
+	}
+}
+
+func TestASequenceEntryLineIsFoundWhereverItIs(t *testing.T) {
+	for text, want := range map[string]bool{
+		"a: 1\nb: x-y\n":            false,
+		"a: -1\n":                   false,
+		"a:\n  - 1\n":               true,
+		"a:\n- 1\n":                 true,
+		"a:\n  -\n    b: 1\n":       true,
+		"a:\r\n  -\r\n    b: 1\r\n": true,
+		"a: |\n  - text\n":          true, // a block scalar's line: only costs a parse
+		"---\na: 1\n":               false,
+	} {
+		if got := hasSequenceEntry(text); got != want {
+			t.Errorf("hasSequenceEntry(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
+
+func TestAnEditedCopyLeavesTheParsedDocumentAsItWas(t *testing.T) {
+	const text = "base: &b\n  x: 1\nuse: *b\nlist:\n- a\n"
+	parsed, err := parseDocument(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := encodeNode(parsed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := cloneNode(parsed)
+	root := copied.Content[0]
+	root.Content[1].Content[1].Value = "2" // base.x in the copy
+	root.Content[5].Content = append(root.Content[5].Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "b"})
+
+	if got, err := encodeNode(parsed); err != nil || got != before {
+		t.Errorf("the parsed document changed with its copy:\n%s(err %v)", got, err)
+	}
+	alias := root.Content[3]
+	if alias.Kind != yaml.AliasNode || alias.Alias != root.Content[1] {
+		t.Fatalf("the copy's alias does not point to the copy's anchor")
+	}
+	want := map[string]any{"base": map[string]any{"x": 2}, "use": map[string]any{"x": 2}, "list": []any{"a", "b"}}
+	if got, err := meaningOf(copied); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("the copy means %v (err %v), want %v", got, err, want)
 	}
 }

@@ -3,6 +3,7 @@ package layout
 import (
 	"fmt"
 	"path"
+	"reflect"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -104,26 +105,26 @@ func editInPlace(read ReadFile, loc Location, d objectDoc) ([]FileEdit, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sameNodeMeaning(old.node, d.node) {
+	if reflect.DeepEqual(old.meaning, d.meaning) {
 		return nil, nil
 	}
 	seg := &pf.text.segs[old.seg]
 	var body string
 	if !isEncrypted(d.node) {
-		body, err = rewriteDocument(seg.body, func(root *yaml.Node) error {
+		body, err = rewriteDocument(seg.body, old.node, func(root *yaml.Node) error {
 			mergeInto(root, d.node)
 			return nil
 		})
 	}
 	// An encrypted document is replaced whole: its MAC covers the values in the order
 	// they were encrypted, which a merge into the old key order could break.
-	if isEncrypted(d.node) || err != nil || !bodyHolds(body, d.node) {
+	if isEncrypted(d.node) || err != nil || !bodyHolds(body, d.meaning) {
 		// The merge did not produce the new document: write it afresh.
-		body, err = rewriteDocument(seg.body, func(root *yaml.Node) error {
+		body, err = rewriteDocument(seg.body, old.node, func(root *yaml.Node) error {
 			*root = *d.node
 			return nil
 		})
-		if err == nil && !bodyHolds(body, d.node) {
+		if err == nil && !bodyHolds(body, d.meaning) {
 			err = fmt.Errorf("rendering %s changed its content", d.id)
 		}
 		if err != nil {
@@ -137,10 +138,10 @@ func editInPlace(read ReadFile, loc Location, d objectDoc) ([]FileEdit, error) {
 	return []FileEdit{{Path: loc.Path, Content: pf.text.join()}}, nil
 }
 
-// bodyHolds reports whether a segment body holds exactly the document want.
-func bodyHolds(body string, want *yaml.Node) bool {
-	n, err := parseDocument(body)
-	return err == nil && n != nil && sameNodeMeaning(n, want)
+// bodyHolds reports whether a segment body holds exactly a document that means want.
+func bodyHolds(body string, want any) bool {
+	n, got, err := parseMeaning(body)
+	return err == nil && n != nil && reflect.DeepEqual(got, want)
 }
 
 // placeDocument writes a document that is not in the folder yet.

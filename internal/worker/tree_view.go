@@ -16,7 +16,18 @@ type treeView struct {
 	// laid counts the edits laid on each path: what was read from a path holds while its
 	// count is unchanged.
 	laid map[string]int
+	// read keeps files of the base commit read lately: a plan reads a file for the
+	// document it compares and again for the edit it makes (see baseReadBound).
+	baseRead      map[string][]byte
+	baseReadBytes int
 }
+
+// baseReadBound bounds the base files a view keeps: past either figure it forgets them
+// all. A plan reads a file twice within one chunk of actions (docs/branch-worker.md#decoded-trees).
+const (
+	baseReadFiles = 512
+	baseReadBytes = 8 << 20
+)
 
 func newTreeView(repo *gitrepo.Repo, base, prefix string) *treeView {
 	return &treeView{repo: repo, base: base, prefix: prefix, edits: map[string][]byte{}, laid: map[string]int{}}
@@ -27,7 +38,23 @@ func (v *treeView) read(rel string) ([]byte, bool, error) {
 	if content, edited := v.edits[rel]; edited {
 		return content, content != nil, nil
 	}
-	return v.repo.ReadFile(v.base, tree.Join(v.prefix, rel))
+	if content, ok := v.baseRead[rel]; ok {
+		return content, true, nil
+	}
+	content, ok, err := v.repo.ReadFile(v.base, tree.Join(v.prefix, rel))
+	if err == nil && ok {
+		v.keepBaseRead(rel, content)
+	}
+	return content, ok, err
+}
+
+// keepBaseRead keeps a file of the base commit for the next read of it.
+func (v *treeView) keepBaseRead(rel string, content []byte) {
+	if v.baseRead == nil || len(v.baseRead) >= baseReadFiles || v.baseReadBytes+len(content) > baseReadBytes {
+		v.baseRead, v.baseReadBytes = map[string][]byte{}, 0
+	}
+	v.baseRead[rel] = content
+	v.baseReadBytes += len(content)
 }
 
 // set lays one edit over the view (nil content deletes the file).
