@@ -27,6 +27,9 @@ type operatorProc struct {
 	// peak is VmHWM (peak resident set) read just before the stop signal, in bytes;
 	// maxRSS is the kernel's ru_maxrss after exit, in bytes. Both cover the whole life.
 	peak, maxRSS int64
+	// anon and file are RssAnon and RssFile just before the stop signal, in bytes: the
+	// heap and stacks, and the pages of the binary (and other mapped files) now resident.
+	anon, file int64
 }
 
 // startOperator starts argv (the operator binary and `run`, or the profiled operator) with
@@ -98,6 +101,8 @@ func (p *operatorProc) stop() error {
 	if hwm, err := procStatusBytes(p.cmd.Process.Pid, "VmHWM"); err == nil {
 		p.peak = hwm
 	}
+	p.anon, _ = procStatusBytes(p.cmd.Process.Pid, "RssAnon")
+	p.file, _ = procStatusBytes(p.cmd.Process.Pid, "RssFile")
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:

@@ -66,7 +66,13 @@ func profiledOperator(args []string) int {
 		defer pprof.StopCPUProfile()
 	}
 	if *heapProfile != "" {
-		go profileHeapPeak(ctx, *heapProfile, log)
+		heapCtx, stopHeap := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			profileHeapPeak(heapCtx, *heapProfile, log)
+		}()
+		defer func() { stopHeap(); <-done }() // the last profile is written before the exit
 	}
 	log.Info("starting gitops-reverser (profiled by the bench)")
 	if err := operator.Run(ctx, opts); err != nil {
@@ -79,17 +85,26 @@ func profiledOperator(args []string) int {
 
 // profileHeapPeak writes a heap profile to path each time the heap in use reaches a new
 // high (looked at every 200 ms, by at least 5%), so that the file ends as the profile of the
-// operator's largest heap. A heap profile shows what was live at the last GC.
+// operator's largest heap. A heap profile shows what was live at the last GC. Every second
+// it also writes the heap as it is to the .end.heap.pprof beside it: at the end of the run,
+// what the operator held last (for an idle operator, what idling costs).
 func profileHeapPeak(ctx context.Context, path string, log logr.Logger) {
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	var peak uint64
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
-	for {
+	last := strings.TrimSuffix(path, ".heap.pprof") + ".end.heap.pprof"
+	for ticks := 1; ; ticks++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		}
+		if ticks%5 == 0 {
+			if err := writeHeapProfile(last); err != nil {
+				log.Error(err, "heap profile")
+				return
+			}
 		}
 		metrics.Read(sample)
 		if now := sample[0].Value.Uint64(); now > peak+peak/20 {

@@ -60,29 +60,32 @@ func (r *Repo) writePack(b *objectBatch) error {
 	if len(b.hashes) == 0 {
 		return nil
 	}
-	if err := r.encodePack(b.mem, b.hashes); err != nil {
+	name, err := r.encodePack(b.mem, b.hashes)
+	if err != nil {
 		return fmt.Errorf("write the commit's objects: %w", err)
 	}
 	r.packsAdded++
+	r.noteWritten(name, b.hashes)
 	return nil
 }
 
-// encodePack writes the objects hashes, read from src, as one new pack of the local copy;
-// it is indexed and readable once this returns.
-func (r *Repo) encodePack(src storer.EncodedObjectStorer, hashes []plumbing.Hash) error {
+// encodePack writes the objects hashes, read from src, as one new pack of the local copy
+// (without deltas) and returns its name; it is indexed and readable once this returns.
+func (r *Repo) encodePack(src storer.EncodedObjectStorer, hashes []plumbing.Hash) (plumbing.Hash, error) {
 	pfw, ok := r.repo.Storer.(storer.PackfileWriter)
 	if !ok {
-		return fmt.Errorf("the local copy's storage cannot write packs")
+		return plumbing.ZeroHash, fmt.Errorf("the local copy's storage cannot write packs")
 	}
 	w, err := pfw.PackfileWriter()
 	if err != nil {
-		return err
+		return plumbing.ZeroHash, err
 	}
-	if _, err := packfile.NewEncoder(w, src, false).Encode(hashes, 0); err != nil {
+	name, err := packfile.NewEncoder(w, src, false).Encode(hashes, 0)
+	if err != nil {
 		_ = w.Close()
-		return err
+		return plumbing.ZeroHash, err
 	}
-	return w.Close()
+	return name, w.Close()
 }
 
 // MergePacks merges the packs of the lowest size tier that has mergeFanIn of them into one
@@ -143,7 +146,7 @@ func (r *Repo) mergePacks(pos storer.PackedObjectStorer, packs []plumbing.Hash) 
 	if err != nil {
 		return err
 	}
-	if err := r.encodePack(r.repo.Storer, hashes); err != nil {
+	if _, err := r.encodePack(r.repo.Storer, hashes); err != nil {
 		return err
 	}
 	// go-git's object cache keeps objects that read their content lazily from the pack they

@@ -31,6 +31,8 @@ type Repo struct {
 	maxFileBytes int64
 	// trees are the trees decoded lately.
 	trees treeCache
+	// written are the packs written for commits since the last push (push_pack.go).
+	written []writtenPack
 }
 
 // LimitFileSize sets the size of the largest file read; a larger one is not read and
@@ -156,18 +158,7 @@ func (r *Repo) Push(ctx context.Context, branch, expected, next string) error {
 	if err := r.repo.Storer.SetReference(plumbing.NewHashReference(localRef(branch), nextHash)); err != nil {
 		return fmt.Errorf("push %s: set local ref: %w", branch, err)
 	}
-	opts := &git.PushOptions{
-		RemoteName:    remoteName,
-		RefSpecs:      []config.RefSpec{config.RefSpec(fmt.Sprintf("%s:%s", localRef(branch), localRef(branch)))},
-		ClientOptions: r.options,
-		Atomic:        true,
-	}
-	if expected != "" {
-		// Checked against the advertisement of the same receive-pack session; the server
-		// checks the old value again under its ref lock.
-		opts.RequireRemoteRefs = []config.RefSpec{config.RefSpec(fmt.Sprintf("%s:%s", expected, localRef(branch)))}
-	}
-	err := r.repo.PushContext(ctx, opts)
+	err := r.sendPack(ctx, branch, expected, nextHash)
 	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return nil
 	}
