@@ -98,8 +98,8 @@ func (b *bench) idleRSS(ctx context.Context) error {
 		return err
 	}
 	b.idle = float64(p.peakRSS())
-	b.logf("  idle operator: peak RSS %.1f MiB; at the end %.1f MiB anonymous (heap, stacks), %.1f MiB of mapped files (the binary)",
-		b.idle/(1<<20), float64(p.anon)/(1<<20), float64(p.file)/(1<<20))
+	b.logf("  idle operator: peak RSS %.1f MiB (VmHWM %.1f MiB, ru_maxrss %.1f MiB); at the end %.1f MiB anonymous (heap, stacks), %.1f MiB of mapped files (the binary)",
+		b.idle/(1<<20), float64(p.peak)/(1<<20), float64(p.maxRSS)/(1<<20), float64(p.anon)/(1<<20), float64(p.file)/(1<<20))
 	if b.cfg.profile {
 		path := filepath.Join(b.profDir, "cpu-idle.pprof")
 		b.logf("idle operator: one more run with a CPU and heap profile (not counted) → %s", path)

@@ -1,6 +1,7 @@
 package gitrepo
 
 import (
+	"bytes"
 	"crypto"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/go-git/go-billy/v6/osfs"
 	"github.com/go-git/go-git/v6/plumbing"
+	"github.com/go-git/go-git/v6/plumbing/format/config"
 	"github.com/go-git/go-git/v6/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v6/plumbing/format/packfile"
 	"github.com/go-git/go-git/v6/plumbing/hash"
@@ -39,13 +41,54 @@ type objectBatch struct {
 	hashes []plumbing.Hash
 	// newObject makes an object in the local copy's object format.
 	newObject func() plumbing.EncodedObject
+	// hasher names objects in the local copy's object format.
+	hasher *plumbing.ObjectHasher
 }
 
 func (r *Repo) newObjectBatch() *objectBatch {
-	return &objectBatch{mem: memory.NewStorage(), newObject: r.repo.Storer.NewEncodedObject}
+	format := config.UnsetObjectFormat
+	if cfg, err := r.repo.Storer.Config(); err == nil {
+		format = cfg.Extensions.ObjectFormat
+	}
+	return &objectBatch{mem: memory.NewStorage(), newObject: r.repo.Storer.NewEncodedObject,
+		hasher: plumbing.FromObjectFormat(format)}
 }
 
+// storeBlob adds a blob of content, which the batch holds as it is (not a copy) until its
+// pack is written: the caller does not change it. A first mirror's files are most of its
+// heap, held by the plan until the commit.
+func (b *objectBatch) storeBlob(content []byte) (plumbing.Hash, error) {
+	h, err := b.hasher.Compute(plumbing.BlobObject, content)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return b.store(&heldBlob{hash: h, content: content})
+}
+
+// heldBlob is a blob whose content is a slice it was given.
+type heldBlob struct {
+	hash    plumbing.Hash
+	content []byte
+}
+
+func (o *heldBlob) Hash() plumbing.Hash         { return o.hash }
+func (o *heldBlob) Type() plumbing.ObjectType   { return plumbing.BlobObject }
+func (o *heldBlob) SetType(plumbing.ObjectType) {}
+func (o *heldBlob) Size() int64                 { return int64(len(o.content)) }
+func (o *heldBlob) SetSize(int64)               {}
+func (o *heldBlob) Writer() (io.WriteCloser, error) {
+	return nil, errors.New("a held blob cannot be written")
+}
+func (o *heldBlob) Reader() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(o.content)), nil
+}
+
+// store adds an object; one the batch holds already is not added again (a pack names each
+// object once).
 func (b *objectBatch) store(obj plumbing.EncodedObject) (plumbing.Hash, error) {
+	if h := obj.Hash(); b.mem.HasEncodedObject(h) == nil {
+		return h, nil
+	}
 	h, err := b.mem.SetEncodedObject(obj)
 	if err != nil {
 		return plumbing.ZeroHash, err

@@ -24,6 +24,7 @@ func TestAPushSendsTheCommitsPackAsWritten(t *testing.T) {
 	for i := range 150 {
 		changes = append(changes, Change{Path: fmt.Sprintf("apps/cm-%03d.yaml", i), Content: fmt.Appendf(nil, "n: %d\n", i)})
 	}
+	changes = append(changes, Change{Path: "apps/same.yaml", Content: []byte("n: 7\n")}) // a blob twice in one commit
 	c1 := mustCommit(t, r, "", changes...)
 	if len(r.written) != 1 {
 		t.Fatalf("the commit wrote %d packs, want 1", len(r.written))

@@ -185,20 +185,7 @@ func editEntry(objs *objectBatch, entries map[string]object.TreeEntry, name stri
 	if e, ok := entries[name]; ok && e.Mode == filemode.Dir {
 		return fmt.Errorf("cannot write file %s: a folder has that name", c.Path)
 	}
-	obj := objs.newObject()
-	obj.SetType(plumbing.BlobObject)
-	w, err := obj.Writer()
-	if err != nil {
-		return fmt.Errorf("write %s: %w", c.Path, err)
-	}
-	if _, err := w.Write(c.Content); err != nil {
-		_ = w.Close()
-		return fmt.Errorf("write %s: %w", c.Path, err)
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", c.Path, err)
-	}
-	h, err := objs.store(obj)
+	h, err := objs.storeBlob(c.Content)
 	if err != nil {
 		return fmt.Errorf("store %s: %w", c.Path, err)
 	}

@@ -118,6 +118,24 @@ spec:
 	}
 }
 
+// A new file whose text is the document as it came holds that document, not a copy of it:
+// a first mirror keeps every file until its commit.
+func TestPlacementOfARenderedDocumentKeepsItsText(t *testing.T) {
+	f := folder{}
+	ix := mustIndex(t, f)
+	doc := []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: default\nspec:\n  replicas: 2\n")
+	edits, err := Upsert(ix, f.read, deployType(), doc, Placement{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(edits) != 1 || string(edits[0].Content) != string(doc) {
+		t.Fatalf("edits %+v, want one file holding the document", edits)
+	}
+	if &edits[0].Content[0] != &doc[0] {
+		t.Errorf("the new file holds a copy of the document")
+	}
+}
+
 func TestPlacementAppendsToExistingFile(t *testing.T) {
 	tests := []struct {
 		name     string

@@ -31,7 +31,7 @@ func Upsert(ix *Index, read ReadFile, t TypeInfo, doc []byte, p Placement) ([]Fi
 	if loc, ok := ix.Lookup(d.id); ok {
 		return editInPlace(read, loc, d)
 	}
-	return placeDocument(ix, read, t, d, p)
+	return placeDocument(ix, read, t, d, doc, p)
 }
 
 // Edit rewrites the existing document of id in place with doc, keeping comments and the
@@ -144,8 +144,8 @@ func bodyHolds(body string, want any) bool {
 	return err == nil && n != nil && reflect.DeepEqual(got, want)
 }
 
-// placeDocument writes a document that is not in the folder yet.
-func placeDocument(ix *Index, read ReadFile, t TypeInfo, d objectDoc, p Placement) ([]FileEdit, error) {
+// placeDocument writes a document that is not in the folder yet; doc is its text.
+func placeDocument(ix *Index, read ReadFile, t TypeInfo, d objectDoc, doc []byte, p Placement) ([]FileEdit, error) {
 	at, err := choosePath(ix, t, d.id, isSealed(d), p)
 	if err != nil {
 		return nil, err
@@ -158,7 +158,14 @@ func placeDocument(ix *Index, read ReadFile, t TypeInfo, d objectDoc, p Placemen
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", at.path, err)
 	}
-	out := []byte(rendered)
+	var out []byte
+	if rendered == string(doc) {
+		// A new file holding the document as it came: one copy less of every document of a
+		// first mirror held until its commit (nothing writes into a file's content).
+		out = doc
+	} else {
+		out = []byte(rendered)
+	}
 	if exists {
 		pf, err := parseObjects(content)
 		if err != nil {

@@ -196,6 +196,8 @@ type streamState struct {
 
 	// cache holds the sanitized objects of the current listing, valid when haveSnapshot.
 	cache map[layout.Identity]Object
+	// labels are the label sets of the objects, shared.
+	labels labelSets
 	// rv is the resourceVersion to resume the watch from.
 	rv           string
 	haveSnapshot bool
@@ -414,7 +416,7 @@ func (st *streamState) apply(ev apiwatch.Event) error {
 		if !had {
 			// Never delivered (its sanitizing failed); the receiver may still hold a
 			// document from an older snapshot, so tell it anyway.
-			last = Object{ID: id, UID: string(u.GetUID()), Labels: u.GetLabels(), ResourceVersion: u.GetResourceVersion(), TrackingID: u.GetAnnotations()[TrackingAnnotation]}
+			last = Object{ID: id, UID: string(u.GetUID()), Labels: st.labels.of(u), ResourceVersion: u.GetResourceVersion(), TrackingID: u.GetAnnotations()[TrackingAnnotation]}
 		} else {
 			last.ResourceVersion = u.GetResourceVersion()
 		}
@@ -435,7 +437,7 @@ func (st *streamState) identity(u *unstructured.Unstructured) layout.Identity {
 // and no change is delivered for it.
 func (st *streamState) object(u *unstructured.Unstructured) (Object, bool) {
 	id := st.identity(u)
-	obj := Object{ID: id, UID: string(u.GetUID()), Labels: u.GetLabels(), ResourceVersion: u.GetResourceVersion(), Managers: lastManagers(u),
+	obj := Object{ID: id, UID: string(u.GetUID()), Labels: st.labels.of(u), ResourceVersion: u.GetResourceVersion(), Managers: lastManagers(u),
 		TrackingID: u.GetAnnotations()[TrackingAnnotation]}
 	doc, err := st.cfg.Sanitize(u)
 	if err != nil {
