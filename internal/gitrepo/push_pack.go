@@ -10,6 +10,7 @@ import (
 	"hash"
 	"io"
 	"os"
+	"runtime/debug"
 
 	git "github.com/go-git/go-git/v6"
 	"github.com/go-git/go-git/v6/plumbing"
@@ -28,6 +29,10 @@ import (
 // deltas — the pack sent is those packs' entries copied from their files as they are: no
 // object is read, inflated or compressed again (go-git's encoder did all three, a fifth of
 // a first mirror's CPU). Otherwise go-git's encoder builds the pack from the objects.
+
+// largePack is the size of a pack sent from which the memory the collector freed is given
+// back to the system before the push.
+const largePack = 8 << 20
 
 // Bounds of the packs remembered for the next push: past either, the record starts again
 // (and the next push is encoded by go-git).
@@ -103,6 +108,13 @@ func (r *Repo) sendPack(ctx context.Context, branch, expected string, next plumb
 	pack, err := r.packToSend(hashes)
 	if err != nil {
 		return err
+	}
+	if c, ok := pack.(*copiedPack); ok && c.size >= largePack {
+		// go-git's HTTP transport holds the whole request in memory before it sends it, in a
+		// buffer grown by doubling: the largest allocation of a first mirror. What the
+		// collector freed since it last ran goes back to the system first, so that the
+		// buffer does not come on top of it (docs/branch-worker.md#push).
+		debug.FreeOSMemory()
 	}
 	req := &transport.PushRequest{
 		Commands: []*packp.Command{{Name: name, Old: old, New: next}},
@@ -184,6 +196,7 @@ type copiedPack struct {
 	files   []*os.File
 	entries []io.Reader
 	count   uint32
+	size    int64 // of all the entries
 	sum     hash.Hash
 	body    io.Reader
 	trailer []byte
@@ -213,6 +226,7 @@ func (c *copiedPack) add(path string, count int) bool {
 	}
 	c.entries = append(c.entries, io.NewSectionReader(f, packHeader, info.Size()-packHeader-packTrailer))
 	c.count += uint32(count)
+	c.size += info.Size() - packHeader - packTrailer
 	return true
 }
 

@@ -53,6 +53,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err := opts.Validate(); err != nil {
 		return err
 	}
+	tuneCollector()
 	cfg, err := RestConfig(opts.Kubeconfig)
 	if err != nil {
 		return err
