@@ -135,7 +135,7 @@ func run() (code int) {
 	operatorBin := flag.String("operator", "", "the gitops-reverser binary to measure; empty builds ./cmd/gitops-reverser into the run's folder")
 	phases := flag.String("phases", "1,2,3,4,5", "phases to run, comma-separated")
 	resultsDir := flag.String("results", "", "folder for the CSV files (default bench/results, or bench/results/quick with -quick)")
-	mdPath := flag.String("md", "", "update the generated part of this BENCH.md (default BENCH.md for a full run with all phases; none with -quick)")
+	mdPath := flag.String("md", "", "update the generated part of this BENCH.md (default BENCH.md for a full run with all phases, else none; \"none\" for none)")
 	profile := flag.Bool("profile", true, "collect CPU profiles of the operator (extra runs, not counted)")
 	repeats := flag.Int("repeats", 0, "repeats of phase 1 and phase 3 (default 3, 1 with -quick)")
 	sizes := flag.String("sizes", "", "phase 1's numbers of ConfigMaps, comma-separated (default 1000,10000,100000; 200,1000 with -quick)")
@@ -187,7 +187,10 @@ func run() (code int) {
 			*resultsDir = filepath.Join(*resultsDir, "quick")
 		}
 	}
-	if *mdPath == "" && !*quick && len(cfg.phases) == lastPhase {
+	switch {
+	case *mdPath == "none":
+		*mdPath = "" // no BENCH.md, whatever the phases
+	case *mdPath == "" && !*quick && len(cfg.phases) == lastPhase:
 		*mdPath = "BENCH.md"
 	}
 
