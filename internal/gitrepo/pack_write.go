@@ -84,9 +84,12 @@ func (o *heldBlob) Reader() (io.ReadCloser, error) {
 }
 
 // store adds an object; one the batch holds already is not added again (a pack names each
-// object once).
+// object once). One the local copy holds may be written again: asking would cost a file
+// lookup per new object, and a push copies packs only when they hold each object it sends
+// once and nothing else (push_pack.go).
 func (b *objectBatch) store(obj plumbing.EncodedObject) (plumbing.Hash, error) {
-	if h := obj.Hash(); b.mem.HasEncodedObject(h) == nil {
+	h := obj.Hash()
+	if b.mem.HasEncodedObject(h) == nil {
 		return h, nil
 	}
 	h, err := b.mem.SetEncodedObject(obj)

@@ -98,8 +98,13 @@ func (r *Repo) sendPack(ctx context.Context, branch, expected string, next plumb
 		return git.NoErrAlreadyUpToDate
 	case expected == "" && !old.IsZero():
 		return fmt.Errorf("remote ref %s required to be absent but is %s", name, old)
+	case expected != "" && old.IsZero():
+		return fmt.Errorf("remote ref %s required to be %s but is absent", name, expected)
 	case expected != "" && old.String() != expected:
 		return fmt.Errorf("remote ref %s required to be %s but is %s", name, expected, old)
+	}
+	if err := r.fastForward(name, old, next); err != nil {
+		return err
 	}
 	hashes, err := r.objectsToSend(next, haves)
 	if err != nil {
@@ -125,8 +130,33 @@ func (r *Repo) sendPack(ctx context.Context, branch, expected string, next plumb
 		_ = pack.Close()
 		return err
 	}
-	r.written = nil // all of them are on the remote now, or belong to nothing the remote will need
+	r.written = nil // all on the remote now
 	return r.repo.Storer.SetReference(plumbing.NewHashReference(trackingRef(branch), next))
+}
+
+// fastForward refuses an update of the remote branch from old to a commit that does not
+// descend from it (the operator never rewrites history): with the error isRejection knows,
+// the worker fetches and replays its writes on the remote's tip.
+func (r *Repo) fastForward(name plumbing.ReferenceName, old, next plumbing.Hash) error {
+	if old.IsZero() {
+		return nil
+	}
+	oldCommit, err := r.repo.CommitObject(old)
+	if err != nil {
+		return fmt.Errorf("non-fast-forward update of %s: the remote's tip %s is not in the local copy", name, old)
+	}
+	nextCommit, err := r.repo.CommitObject(next)
+	if err != nil {
+		return fmt.Errorf("push %s: commit %s: %w", name, next, err)
+	}
+	descends, err := oldCommit.IsAncestor(nextCommit)
+	if err != nil {
+		return fmt.Errorf("push %s: is %s an ancestor of %s: %w", name, old, next, err)
+	}
+	if !descends {
+		return fmt.Errorf("non-fast-forward update of %s: %s does not descend from %s", name, next, old)
+	}
+	return nil
 }
 
 // objectsToSend lists the objects next reaches that the remote, which holds haves, may lack.
@@ -140,38 +170,56 @@ func (r *Repo) objectsToSend(next plumbing.Hash, haves []plumbing.Hash) ([]plumb
 	return revlist.Objects(r.repo.Storer, []plumbing.Hash{next}, haves)
 }
 
-// packToSend returns the pack of hashes: the written packs copied, when they hold every one
-// of hashes, else one encoded by go-git.
+// packToSend returns the pack of hashes: the written packs copied, when they hold exactly
+// hashes, else one encoded by go-git.
 func (r *Repo) packToSend(hashes []plumbing.Hash) (io.ReadCloser, error) {
 	if pack, ok := r.copiedPacks(hashes); ok {
 		return pack, nil
 	}
 	rd, wr := io.Pipe()
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		_, err := packfile.NewEncoder(wr, r.repo.Storer, false).Encode(hashes, 0)
 		_ = wr.CloseWithError(err)
 	}()
-	return rd, nil
+	return &encodedPack{PipeReader: rd, done: done}, nil
 }
 
-// copiedPacks returns the packs written since the last push as one pack, when they hold
-// every object of hashes and are all still on disk (a merge of packs rewrites them) in a
-// SHA-1 repository. Objects of them that hashes lacks (those of a commit replayed on a newer
-// tip) go along: the remote keeps what it is sent.
+// encodedPack is the reading end of go-git's encoder; closing it waits for the encoder to
+// stop reading the local copy.
+type encodedPack struct {
+	*io.PipeReader
+	done chan struct{}
+}
+
+func (p *encodedPack) Close() error {
+	err := p.PipeReader.Close()
+	<-p.done
+	return err
+}
+
+// copiedPacks returns the packs written since the last push as one pack, when together they
+// hold each object of hashes once and nothing else, and are all still on disk (a merge of
+// packs rewrites them) in a SHA-1 repository.
 func (r *Repo) copiedPacks(hashes []plumbing.Hash) (io.ReadCloser, bool) {
 	if len(r.written) == 0 || !r.sha1() {
 		return nil, false
 	}
-	held := map[plumbing.Hash]bool{}
+	want := make(map[plumbing.Hash]bool, len(hashes))
+	for _, h := range hashes {
+		want[h] = true
+	}
 	for _, p := range r.written {
 		for _, h := range p.objects {
-			held[h] = true
+			if !want[h] {
+				return nil, false // an object twice, or one the remote does not lack
+			}
+			delete(want, h)
 		}
 	}
-	for _, h := range hashes {
-		if !held[h] {
-			return nil, false
-		}
+	if len(want) > 0 {
+		return nil, false
 	}
 	c := &copiedPack{sum: sha1.New()} //nolint:gosec // see the import
 	for _, p := range r.written {

@@ -163,6 +163,7 @@ func (r *Repo) Push(ctx context.Context, branch, expected, next string) error {
 		return nil
 	}
 	if moved := r.movedSince(ctx, branch, expected, err); moved != nil {
+		r.written = nil // the commits are replayed on the remote's tip: new packs
 		return moved
 	}
 	return r.wrap("push "+branch, err)

@@ -9,7 +9,7 @@ import (
 // each time the heap grew by half since the last one, where Go's default waits until it
 // doubled. The operator holds little between bursts, and a burst's (a first mirror's)
 // garbage would otherwise double its footprint: at a first mirror of 10,000 ConfigMaps the
-// peak RSS went from 173 to about 145 MiB for no measurable change of its time
+// peak RSS went from 173 to 156 MiB for no measurable change of its time
 // (docs/operations.md#memory).
 const gcPercent = 50
 

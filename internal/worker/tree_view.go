@@ -16,14 +16,15 @@ type treeView struct {
 	// laid counts the edits laid on each path: what was read from a path holds while its
 	// count is unchanged.
 	laid map[string]int
-	// read keeps files of the base commit read lately: a plan reads a file for the
-	// document it compares and again for the edit it makes (see baseReadBound).
-	baseRead      map[string][]byte
-	baseReadBytes int
+	// baseRead keeps files of the base commit read lately: a plan reads a file for the
+	// document it compares and again for the edit it makes (see baseReadFiles).
+	baseRead     map[string][]byte
+	baseReadSize int
 }
 
-// baseReadBound bounds the base files a view keeps: past either figure it forgets them
-// all. A plan reads a file twice within one chunk of actions (docs/branch-worker.md#decoded-trees).
+// baseReadFiles and baseReadBytes bound the base files a view keeps: past either it forgets
+// them all; a larger file is not kept. A plan reads a file twice within one chunk of actions
+// (docs/branch-worker.md#decoded-trees).
 const (
 	baseReadFiles = 512
 	baseReadBytes = 8 << 20
@@ -50,11 +51,14 @@ func (v *treeView) read(rel string) ([]byte, bool, error) {
 
 // keepBaseRead keeps a file of the base commit for the next read of it.
 func (v *treeView) keepBaseRead(rel string, content []byte) {
-	if v.baseRead == nil || len(v.baseRead) >= baseReadFiles || v.baseReadBytes+len(content) > baseReadBytes {
-		v.baseRead, v.baseReadBytes = map[string][]byte{}, 0
+	if len(content) > baseReadBytes {
+		return
+	}
+	if v.baseRead == nil || len(v.baseRead) >= baseReadFiles || v.baseReadSize+len(content) > baseReadBytes {
+		v.baseRead, v.baseReadSize = map[string][]byte{}, 0
 	}
 	v.baseRead[rel] = content
-	v.baseReadBytes += len(content)
+	v.baseReadSize += len(content)
 }
 
 // set lays one edit over the view (nil content deletes the file).
