@@ -174,6 +174,15 @@ func TestAStrictRemoteTakesEditsUndoneAndReplayed(t *testing.T) {
 		t.Fatalf("fetch = %s, %v; want %s", base, err, moved)
 	}
 	replayed := mustCommit(t, r, base, many(3)...)
+	hashes, err := r.objectsToSend(plumbing.NewHash(replayed), []plumbing.Hash{plumbing.NewHash(base)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pack, ok := r.copiedPacks(hashes); !ok {
+		t.Errorf("the replayed commit's pack is not copied: the refused commit's pack is still remembered")
+	} else {
+		_ = pack.Close()
+	}
 	if err := r.Push(testCtx(t), "main", base, replayed); err != nil {
 		t.Fatalf("push of the replayed commit: %v", err)
 	}

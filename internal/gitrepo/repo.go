@@ -113,6 +113,9 @@ func (r *Repo) Fetch(ctx context.Context, branch string) (string, error) {
 	switch {
 	case err == nil:
 		r.packsAdded++ // what came is one more pack (MergePacks)
+		// The branch moved: unpushed writes are replayed onto it as new commits, in new
+		// packs (push_pack.go).
+		r.written = nil
 	case errors.Is(err, git.NoErrAlreadyUpToDate):
 	case errors.Is(err, transport.ErrEmptyRemoteRepository), errors.Is(err, git.ErrRemoteRefNotFound):
 		_ = r.repo.Storer.RemoveReference(trackingRef(branch))
