@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-git/go-billy/v6/osfs"
 	"github.com/go-git/go-git/v6/plumbing"
-	"github.com/go-git/go-git/v6/plumbing/format/config"
 	"github.com/go-git/go-git/v6/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v6/plumbing/format/packfile"
 	"github.com/go-git/go-git/v6/plumbing/hash"
@@ -46,12 +45,8 @@ type objectBatch struct {
 }
 
 func (r *Repo) newObjectBatch() *objectBatch {
-	format := config.UnsetObjectFormat
-	if cfg, err := r.repo.Storer.Config(); err == nil {
-		format = cfg.Extensions.ObjectFormat
-	}
 	return &objectBatch{mem: memory.NewStorage(), newObject: r.repo.Storer.NewEncodedObject,
-		hasher: plumbing.FromObjectFormat(format)}
+		hasher: plumbing.FromObjectFormat(r.format)}
 }
 
 // storeBlob adds a blob of content, which the batch holds as it is (not a copy) until its

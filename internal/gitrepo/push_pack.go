@@ -233,10 +233,7 @@ func (r *Repo) copiedPacks(hashes []plumbing.Hash) (io.ReadCloser, bool) {
 }
 
 // sha1 reports a repository whose objects are named by SHA-1 (Git's default).
-func (r *Repo) sha1() bool {
-	cfg, err := r.repo.Storer.Config()
-	return err == nil && cfg.Extensions.ObjectFormat != config.SHA256
-}
+func (r *Repo) sha1() bool { return r.format != config.SHA256 }
 
 // copiedPack reads as one pack the entries of several pack files: a header counting all of
 // them, each file's entries as they are, and the SHA-1 of what came before as its trailer.

@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v6/config"
 	"github.com/go-git/go-git/v6/plumbing"
 	"github.com/go-git/go-git/v6/plumbing/client"
+	formatcfg "github.com/go-git/go-git/v6/plumbing/format/config"
 	"github.com/go-git/go-git/v6/plumbing/transport"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/ownership"
@@ -33,6 +34,8 @@ type Repo struct {
 	trees treeCache
 	// written are the packs written for commits since the last push (push_pack.go).
 	written []writtenPack
+	// format is the local copy's object format, read once when it is opened.
+	format formatcfg.ObjectFormat
 }
 
 // LimitFileSize sets the size of the largest file read; a larger one is not read and
@@ -69,6 +72,11 @@ func Open(dir, rawURL string, creds Credentials) (*Repo, error) {
 	if err := noDeltaSearch(repo); err != nil {
 		return nil, err
 	}
+	cfg, err := repo.Config()
+	if err != nil {
+		return nil, fmt.Errorf("read local config: %w", err)
+	}
+	r.format = cfg.Extensions.ObjectFormat
 	return r, nil
 }
 

@@ -226,11 +226,7 @@ func rewriteDocument(body string, parsed *yaml.Node, edit func(root *yaml.Node) 
 // sameMeaningAs reports whether text holds one document that says what n says.
 func sameMeaningAs(text string, n *yaml.Node) bool {
 	want, err := meaningOf(n)
-	if err != nil {
-		return false
-	}
-	parsed, got, err := parseMeaning(text)
-	return err == nil && parsed != nil && reflect.DeepEqual(got, want)
+	return err == nil && bodyHolds(text, want)
 }
 
 // cloneNode copies a node tree; an alias in the copy points to the copy of its anchor.
