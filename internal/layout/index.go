@@ -238,6 +238,9 @@ func indexEntry(p string, content []byte) (fileEntry, error) {
 		}
 		return fileEntry{kustomization: true}, nil
 	case classObjects:
+		if ids, ok := scanIdentities(content); ok {
+			return fileEntry{ids: ids}, nil
+		}
 		pf, err := parseObjects(content)
 		if err != nil {
 			return fileEntry{}, err

@@ -181,6 +181,7 @@ func (f *folder) act(a action, placement layout.Placement) ([]layout.FileEdit, e
 		err = f.noteRendered(a, edits)
 	}
 	if err != nil {
+		f.refuseUnreadable(err)
 		return nil, fmt.Errorf("%s %s: %w", a.op, a.id, err)
 	}
 	if err := f.lay(edits, true); err != nil {
@@ -188,6 +189,18 @@ func (f *folder) act(a action, placement layout.Placement) ([]layout.FileEdit, e
 		return nil, fmt.Errorf("%s %s: %w", a.op, a.id, err)
 	}
 	return edits, nil
+}
+
+// refuseUnreadable refuses the folder when an edit read one of its files in full and could
+// not understand it. The load indexed that file from its identity lines alone
+// (docs/layout.md#reading-a-folder); read in full, it refuses the folder as a load that
+// parsed it would have, and the plan ends.
+func (f *folder) refuseUnreadable(err error) {
+	var unsupported *layout.UnsupportedContentError
+	if errors.As(err, &unsupported) {
+		f.refused = unsupported
+		f.plan.broken = true
+	}
 }
 
 // broken reports a plan the index could not follow.

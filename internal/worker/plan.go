@@ -143,6 +143,10 @@ func (s *branchState) decide(ctx context.Context, b *batch) (out *pendingWrite, 
 	var p plannedBatch
 	for {
 		p = s.planBatch(ctx, ts, b, excluded)
+		if f.refused != nil {
+			// A file read in full for the first time cannot be understood.
+			return nil, fmt.Errorf("GitTarget %s: %w", b.target, f.refused)
+		}
 		if p.failed != nil {
 			// The index could not follow one object's edit: that object is refused and the
 			// batch planned again from the tip without it.
