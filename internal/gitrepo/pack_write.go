@@ -222,18 +222,9 @@ func (r *Repo) mergePacks(pos storer.PackedObjectStorer, packs []plumbing.Hash) 
 
 // packObjects lists the objects of one pack of the local copy, from its index.
 func (r *Repo) packObjects(pack plumbing.Hash) ([]plumbing.Hash, error) {
-	f, err := dotgit.New(osfs.New(r.dir)).ObjectPackIdx(pack)
+	idx, err := r.packIndex(pack)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	hasher := hash.New(crypto.SHA1)
-	if pack.Size() == crypto.SHA256.Size() {
-		hasher = hash.New(crypto.SHA256)
-	}
-	idx := idxfile.NewMemoryIndex(pack.Size())
-	if err := idxfile.NewDecoder(f, hasher).Decode(idx); err != nil {
-		return nil, fmt.Errorf("read index of pack %s: %w", pack, err)
 	}
 	entries, err := idx.Entries()
 	if err != nil {
@@ -251,6 +242,24 @@ func (r *Repo) packObjects(pack plumbing.Hash) ([]plumbing.Hash, error) {
 		}
 		out = append(out, e.Hash)
 	}
+}
+
+// packIndex reads the index of one pack of the local copy.
+func (r *Repo) packIndex(pack plumbing.Hash) (*idxfile.MemoryIndex, error) {
+	f, err := dotgit.New(osfs.New(r.dir)).ObjectPackIdx(pack)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	hasher := hash.New(crypto.SHA1)
+	if pack.Size() == crypto.SHA256.Size() {
+		hasher = hash.New(crypto.SHA256)
+	}
+	idx := idxfile.NewMemoryIndex(pack.Size())
+	if err := idxfile.NewDecoder(f, hasher).Decode(idx); err != nil {
+		return nil, fmt.Errorf("read index of pack %s: %w", pack, err)
+	}
+	return idx, nil
 }
 
 func (r *Repo) packPath(h plumbing.Hash) string {

