@@ -240,8 +240,19 @@ func (r *Repo) packObjects(pack plumbing.Hash) ([]plumbing.Hash, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read index of pack %s: %w", pack, err)
 		}
-		out = append(out, e.Hash)
+		out = append(out, entryHash(e))
 	}
+}
+
+// entryHash is the object name of an index entry. go-git's index iterators can leave bytes
+// of an earlier, longer name past a SHA-1's twenty in the value they return, and such a
+// value is not equal to the same name made elsewhere (a map key, a comparison).
+func entryHash(e *idxfile.Entry) plumbing.Hash {
+	h, ok := plumbing.FromBytes(e.Hash.Bytes())
+	if !ok {
+		return e.Hash
+	}
+	return h
 }
 
 // packIndex reads the index of one pack of the local copy.

@@ -58,6 +58,21 @@ func TestAFolderOfManyFilesReadsAsEachFileAlone(t *testing.T) {
 	if len(got) != bulkReadMin+101 {
 		t.Fatalf("read %d files, want %d", len(got), bulkReadMin+101)
 	}
+	// Every blob is read from the pack, the deltas too: none is left to go-git.
+	wanted := make([]wantedBlob, len(got))
+	for i, f := range got {
+		h := sha1.Sum(append([]byte(fmt.Sprintf("blob %d\x00", len(f.Content))), f.Content...))
+		wanted[i] = wantedBlob{hash: plumbing.NewHash(hex.EncodeToString(h[:])), content: new([]byte)}
+	}
+	done, err := r.readPackedBlobs(wanted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ok := range done {
+		if !ok || string(*wanted[i].content) != string(got[i].Content) {
+			t.Fatalf("%s was not read from the pack (read: %v)", got[i].Path, ok)
+		}
+	}
 	for _, f := range got {
 		alone, ok, err := r.ReadFile(tip, "many/"+f.Path)
 		if err != nil || !ok {
