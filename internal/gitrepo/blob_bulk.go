@@ -153,7 +153,7 @@ func (r *Repo) inflateEntries(path string, entries *packEntries, blobs []packedB
 // maxDeltaDepth bounds a chain of deltas (git makes them at most 50 long).
 const maxDeltaDepth = 64
 
-// baseCacheBytes bounds the bases a packReader keeps for the deltas after them.
+// baseCacheBytes bounds the objects a packReader keeps for the deltas after them.
 const baseCacheBytes = 16 << 20
 
 // packReader reads objects of one pack with one file handle and one inflater.
@@ -242,9 +242,9 @@ func (p *packReader) object(start int64, depth int) (plumbing.ObjectType, []byte
 		}
 		typ = btyp
 	}
-	if depth > 0 {
-		p.keepBase(start, packedObject{typ, content})
-	}
+	// Kept also when read for itself: git chains deltas, the next object's base is often
+	// the one read just before.
+	p.keepBase(start, packedObject{typ, content})
 	return typ, content, true, nil
 }
 
@@ -299,8 +299,8 @@ func (p *packReader) inflate(data []byte, size int64) ([]byte, error) {
 	return out, nil
 }
 
-// keepBase keeps an object read as a delta's base for the deltas after it, forgetting all
-// kept past the bound.
+// keepBase keeps an object read for the deltas after it, forgetting all kept past the
+// bound.
 func (p *packReader) keepBase(start int64, o packedObject) {
 	if p.bases == nil || p.basesBytes+len(o.content) > baseCacheBytes {
 		p.bases, p.basesBytes = map[int64]packedObject{}, 0
