@@ -132,7 +132,7 @@ func (r *Repo) inflateEntries(path string, entries *packEntries, blobs []packedB
 			pr := &packReader{path: path, entries: entries, maxBytes: r.fileBound(), format: r.format}
 			defer pr.close()
 			for _, b := range run {
-				typ, content, ok, err := pr.object(b.start, 0)
+				typ, content, ok, err := pr.object(b.start)
 				if err != nil {
 					errs[w] = err
 					return
@@ -153,7 +153,8 @@ func (r *Repo) inflateEntries(path string, entries *packEntries, blobs []packedB
 // maxDeltaDepth bounds a chain of deltas (git makes them at most 50 long).
 const maxDeltaDepth = 64
 
-// baseCacheBytes bounds the objects a packReader keeps for the deltas after them.
+// baseCacheBytes bounds the objects a packReader keeps for the deltas after them; an
+// object larger than a quarter of it is not kept.
 const baseCacheBytes = 16 << 20
 
 // packReader reads objects of one pack with one file handle and one inflater.
@@ -164,6 +165,7 @@ type packReader struct {
 	format   formatcfg.ObjectFormat
 
 	f          *os.File
+	buf        []byte // an entry's compressed bytes
 	zr         io.ReadCloser
 	src        bytes.Reader
 	bases      map[int64]packedObject
@@ -175,133 +177,192 @@ type packedObject struct {
 	content []byte
 }
 
+// entryHead is what an entry's header says: its type, its size inflated, where its
+// compressed data starts and, for a delta, where its base starts.
+type entryHead struct {
+	start, data, base int64
+	typ               plumbing.ObjectType
+	size              int64
+}
+
 func (p *packReader) close() {
 	if p.f != nil {
 		_ = p.f.Close()
 	}
 }
 
-// object reads the object whose entry starts at start, applying deltas. ok is false when
-// it is not read here: larger than the bound, or a delta whose base is in another pack.
-func (p *packReader) object(start int64, depth int) (plumbing.ObjectType, []byte, bool, error) {
-	if o, ok := p.bases[start]; ok {
-		return o.typ, o.content, true, nil
-	}
-	if depth > maxDeltaDepth {
-		return 0, nil, false, nil
-	}
-	entry, ok, err := p.entry(start)
-	if err != nil || !ok {
-		return 0, nil, false, err
-	}
-	typ, size, n := entryHeader(entry)
-	body := entry[n:]
-	var base int64 = -1
-	switch typ {
-	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
-	case plumbing.OFSDeltaObject:
-		back, m := ofsDeltaOffset(body)
-		if m == 0 || back <= 0 || back > start {
-			return 0, nil, false, p.corrupt(start, "a delta's base offset is outside the pack")
+// object reads the object whose entry starts at start. A delta's chain is followed down
+// by the entries' headers first and applied from its base up, so that one base and one
+// delta are held at a time whatever the chain's length. ok is false when the object is
+// left to go-git: larger than the bound, a chain too long, a base in another pack, a
+// delta go-git's patcher refuses. An entry that does not match its index is an error.
+func (p *packReader) object(start int64) (plumbing.ObjectType, []byte, bool, error) {
+	var chain []entryHead // the deltas from start down, above base
+	var base packedObject
+	for at := start; ; {
+		if o, ok := p.bases[at]; ok {
+			base = o
+			break
 		}
-		base, body = start-back, body[m:]
-	case plumbing.REFDeltaObject:
-		size := p.format.Size()
-		if len(body) < size {
-			return 0, nil, false, p.corrupt(start, "a delta's base is cut short")
-		}
-		h, ok := plumbing.FromBytes(body[:size])
-		if !ok {
-			return 0, nil, false, p.corrupt(start, "a delta's base is not an object name")
-		}
-		off, err := p.entries.idx.FindOffset(h)
-		if err != nil {
-			return 0, nil, false, nil // the base is in another pack
-		}
-		base, body = off, body[size:]
-	default:
-		return 0, nil, false, p.corrupt(start, "an entry of unknown type")
-	}
-	if size > p.maxBytes {
-		return 0, nil, false, nil
-	}
-	content, err := p.inflate(body, size)
-	if err != nil {
-		return 0, nil, false, p.corrupt(start, err.Error())
-	}
-	if base >= 0 {
-		if target := deltaTargetSize(content); target < 0 || target > p.maxBytes {
+		if len(chain) > maxDeltaDepth {
 			return 0, nil, false, nil
 		}
-		btyp, bcontent, ok, err := p.object(base, depth+1)
+		h, ok, err := p.head(at)
+		if err != nil || !ok || h.size > p.maxBytes {
+			return 0, nil, false, err
+		}
+		if h.base < 0 {
+			content, ok, err := p.inflated(h)
+			if err != nil || !ok {
+				return 0, nil, false, err
+			}
+			base = packedObject{h.typ, content}
+			p.keep(at, base)
+			break
+		}
+		chain = append(chain, h)
+		at = h.base
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		delta, ok, err := p.inflated(chain[i])
 		if err != nil || !ok {
 			return 0, nil, false, err
 		}
-		if content, err = packfile.PatchDelta(bcontent, content); err != nil {
-			return 0, nil, false, p.corrupt(start, err.Error())
+		if target := deltaTargetSize(delta); target < 0 || target > p.maxBytes {
+			return 0, nil, false, nil
 		}
-		typ = btyp
+		content, err := packfile.PatchDelta(base.content, delta)
+		if err != nil {
+			return 0, nil, false, nil // go-git reads it its own way, or says why it cannot
+		}
+		base = packedObject{base.typ, content}
+		p.keep(chain[i].start, base)
 	}
-	// Kept also when read for itself: git chains deltas, the next object's base is often
-	// the one read just before.
-	p.keepBase(start, packedObject{typ, content})
-	return typ, content, true, nil
+	return base.typ, base.content, true, nil
 }
 
-// entry reads the bytes of the entry at start and checks them against its CRC-32.
-func (p *packReader) entry(start int64) ([]byte, bool, error) {
+// head reads the header of the entry at start.
+func (p *packReader) head(start int64) (entryHead, bool, error) {
+	end, ok, err := p.entryEnd(start)
+	if err != nil || !ok {
+		return entryHead{}, false, err
+	}
+	var buf [64]byte // the longest header: a type and size, then a base's name
+	b := buf[:min(int64(len(buf)), end-start)]
+	if err := p.readAt(b, start); err != nil {
+		return entryHead{}, false, err
+	}
+	typ, size, n := entryHeader(b)
+	h := entryHead{start: start, data: start + int64(n), base: -1, typ: typ, size: size}
+	switch typ {
+	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
+	case plumbing.OFSDeltaObject:
+		back, m := ofsDeltaOffset(b[n:])
+		if m == 0 || back <= 0 || back >= start {
+			return entryHead{}, false, p.corrupt(start, errors.New("a delta's base offset is outside the pack"))
+		}
+		h.base, h.data = start-back, h.data+int64(m)
+	case plumbing.REFDeltaObject:
+		size := p.format.Size()
+		if len(b) < n+size {
+			return entryHead{}, false, p.corrupt(start, errors.New("a delta's base is cut short"))
+		}
+		name, ok := plumbing.FromBytes(b[n : n+size])
+		if !ok {
+			return entryHead{}, false, p.corrupt(start, errors.New("a delta's base is not an object name"))
+		}
+		off, err := p.entries.idx.FindOffset(name)
+		if err != nil || off == start {
+			return entryHead{}, false, nil // the base is in another pack
+		}
+		h.base, h.data = off, h.data+int64(size)
+	default:
+		return entryHead{}, false, p.corrupt(start, errors.New("an entry of unknown type"))
+	}
+	return h, true, nil
+}
+
+// inflated reads the entry of h whole, checks it against its CRC-32, and inflates its
+// data.
+func (p *packReader) inflated(h entryHead) ([]byte, bool, error) {
+	end, ok, err := p.entryEnd(h.start)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	if int64(cap(p.buf)) < end-h.start {
+		p.buf = make([]byte, end-h.start)
+	}
+	b := p.buf[:end-h.start] // inflated into a new slice below: reused for the next entry
+	if err := p.readAt(b, h.start); err != nil {
+		return nil, false, err
+	}
+	if crc32.ChecksumIEEE(b) != p.entries.crcs[p.entryIndex(h.start)] {
+		return nil, false, p.corrupt(h.start, errors.New("the entry does not match its index's checksum"))
+	}
+	p.src.Reset(b[h.data-h.start:])
+	if p.zr == nil {
+		if p.zr, err = zlib.NewReader(&p.src); err != nil {
+			return nil, false, p.corrupt(h.start, err)
+		}
+	} else if err := p.zr.(zlib.Resetter).Reset(&p.src, nil); err != nil {
+		return nil, false, p.corrupt(h.start, err)
+	}
+	out := make([]byte, h.size)
+	if _, err := io.ReadFull(p.zr, out); err != nil {
+		return nil, false, p.corrupt(h.start, err)
+	}
+	return out, true, nil
+}
+
+// entryIndex is the position of the entry at start among the pack's entries; -1 when no
+// entry starts there.
+func (p *packReader) entryIndex(start int64) int {
 	starts := p.entries.starts
 	i := sort.Search(len(starts), func(i int) bool { return starts[i] >= start })
 	if i == len(starts) || starts[i] != start {
-		return nil, false, p.corrupt(start, "no entry of the index starts there")
+		return -1
+	}
+	return i
+}
+
+// entryEnd is where the entry at start ends: where the next one starts. ok is false for an
+// entry larger than any of a blob within the bound.
+func (p *packReader) entryEnd(start int64) (int64, bool, error) {
+	i := p.entryIndex(start)
+	if i < 0 {
+		return 0, false, p.corrupt(start, errors.New("no entry of the index starts there"))
 	}
 	end := p.entries.end
-	if i+1 < len(starts) {
-		end = starts[i+1]
+	if i+1 < len(p.entries.starts) {
+		end = p.entries.starts[i+1]
 	}
 	// zlib adds a few bytes per stored block to data it cannot compress.
 	if n := end - start; n <= 0 || n > p.maxBytes+p.maxBytes/16+1024 {
-		return nil, false, nil
+		return 0, false, nil
 	}
+	return end, true, nil
+}
+
+func (p *packReader) readAt(b []byte, at int64) error {
 	if p.f == nil {
 		f, err := os.Open(p.path)
 		if err != nil {
-			return nil, false, err
+			return err
 		}
 		p.f = f
 	}
-	b := make([]byte, end-start)
-	if _, err := p.f.ReadAt(b, start); err != nil {
-		return nil, false, fmt.Errorf("read %s at %d: %w", p.path, start, err)
+	if _, err := p.f.ReadAt(b, at); err != nil {
+		return fmt.Errorf("read %s at %d: %w", p.path, at, err)
 	}
-	if crc32.ChecksumIEEE(b) != p.entries.crcs[i] {
-		return nil, false, p.corrupt(start, "the entry does not match its index's checksum")
-	}
-	return b, true, nil
+	return nil
 }
 
-// inflate inflates exactly size bytes of zlib data.
-func (p *packReader) inflate(data []byte, size int64) ([]byte, error) {
-	p.src.Reset(data)
-	if p.zr == nil {
-		zr, err := zlib.NewReader(&p.src)
-		if err != nil {
-			return nil, err
-		}
-		p.zr = zr
-	} else if err := p.zr.(zlib.Resetter).Reset(&p.src, nil); err != nil {
-		return nil, err
+// keep keeps an object read for the deltas after it (git chains them: the next object's
+// base is often the one read just before), forgetting all kept past the bound.
+func (p *packReader) keep(start int64, o packedObject) {
+	if len(o.content) > baseCacheBytes/4 {
+		return
 	}
-	out := make([]byte, size)
-	if _, err := io.ReadFull(p.zr, out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// keepBase keeps an object read for the deltas after it, forgetting all kept past the
-// bound.
-func (p *packReader) keepBase(start int64, o packedObject) {
 	if p.bases == nil || p.basesBytes+len(o.content) > baseCacheBytes {
 		p.bases, p.basesBytes = map[int64]packedObject{}, 0
 	}
@@ -309,8 +370,8 @@ func (p *packReader) keepBase(start int64, o packedObject) {
 	p.basesBytes += len(o.content)
 }
 
-func (p *packReader) corrupt(start int64, what string) error {
-	return fmt.Errorf("pack %s: the entry at %d: %s", p.path, start, what)
+func (p *packReader) corrupt(start int64, err error) error {
+	return fmt.Errorf("pack %s: the entry at %d: %w", p.path, start, err)
 }
 
 // entryHeader reads a pack entry's type and size (inflated), and the length of its header.
@@ -341,7 +402,7 @@ func ofsDeltaOffset(b []byte) (int64, int) {
 	n := int64(b[0] & 0x7f)
 	i := 1
 	for b[i-1]&0x80 != 0 {
-		if i >= len(b) || i > 9 {
+		if i >= len(b) || (n+1)>>56 != 0 {
 			return 0, 0
 		}
 		n = ((n + 1) << 7) | int64(b[i]&0x7f)

@@ -195,6 +195,9 @@ func (r *Repo) blob(name string, h plumbing.Hash) ([]byte, error) {
 	if err := bounds.CheckSize(name, b.Size, r.maxFileBytes); err != nil {
 		return nil, err
 	}
+	if b.Size < 0 {
+		return nil, fmt.Errorf("blob %s has a negative size", h)
+	}
 	rd, err := b.Reader()
 	if err != nil {
 		return nil, err

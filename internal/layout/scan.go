@@ -88,8 +88,8 @@ func scanDocument(body string) (Identity, bool) {
 			if valued && (section == "apiVersion" || section == "kind") {
 				return Identity{}, false
 			}
-			if blockScalarLine(rest) {
-				opaque = indent
+			if col, ok := blockScalarStart(rest, indent); ok {
+				opaque = col
 			}
 		default:
 			if metaIndent < 0 {
@@ -102,8 +102,8 @@ func scanDocument(body string) (Identity, bool) {
 				if valued && (metaKey == "name" || metaKey == "namespace") {
 					return Identity{}, false // a value continued or nested below them
 				}
-				if blockScalarLine(rest) {
-					opaque = indent
+				if col, ok := blockScalarStart(rest, indent); ok {
+					opaque = col
 				}
 				continue
 			}
@@ -249,15 +249,20 @@ func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
-// closedOnItsLine reports whether every quote and flow bracket the line opens is closed
-// on it, reading every quote character as one (an apostrophe in a plain value too: such
-// a line is left to the parser). Only then can no later line belong to a scalar or a
-// collection this one started.
+// closedOnItsLine reports whether every quoted scalar and flow collection the line opens
+// is closed on it, so that no later line can belong to one of them. A quote or bracket
+// opens one only where a scalar starts (the line's start, after "- ", "? ", ": ", and in
+// a flow collection after "[", "{" or ","); elsewhere it is a character of a plain scalar.
 func closedOnItsLine(rest string) bool {
 	depth := 0
 	var quote byte
+	start := true // a scalar may start here
 	for i := 0; i < len(rest); i++ {
 		c := rest[i]
+		next := byte(' ')
+		if i+1 < len(rest) {
+			next = rest[i+1]
+		}
 		switch {
 		case quote == '"':
 			if c == '\\' {
@@ -266,24 +271,30 @@ func closedOnItsLine(rest string) bool {
 				quote = 0
 			}
 		case quote == '\'':
-			if c == '\'' {
-				if i+1 < len(rest) && rest[i+1] == '\'' {
-					i++
-				} else {
-					quote = 0
-				}
+			if c == '\'' && next == '\'' && i+1 < len(rest) {
+				i++
+			} else if c == '\'' {
+				quote = 0
 			}
-		case c == '"' || c == '\'':
-			quote = c
+		case c == ' ':
 		case c == '#' && (i == 0 || rest[i-1] == ' '):
 			return depth == 0
-		case c == '[' || c == '{':
+		case (c == '"' || c == '\'') && start:
+			quote, start = c, false
+		case (c == '[' || c == '{') && (start || depth > 0):
 			depth++
-		case c == ']' || c == '}':
+			start = true
+		case (c == ']' || c == '}') && depth > 0:
 			depth--
-			if depth < 0 {
-				return false
-			}
+			start = false
+		case c == ',' && depth > 0:
+			start = true
+		case c == ':' && (next == ' ' || depth > 0):
+			start = true // in a flow collection a value may follow a quoted key at once
+		case (c == '-' || c == '?') && next == ' ':
+			// "- " and "? " start a scalar only where one could start anyway.
+		default:
+			start = false
 		}
 	}
 	return quote == 0 && depth == 0
@@ -302,15 +313,21 @@ func isBlockScalar(value string) bool {
 	return true
 }
 
-// blockScalarLine reports a nested line ("key: |", "- |", "- key: >-") whose value starts
-// a block scalar: the lines indented more than it are its text.
-func blockScalarLine(rest string) bool {
+// blockScalarStart reports a nested line at column indent ("key: |", "- |", "- key: >-")
+// whose value starts a block scalar, and the column of the node that holds it: the lines
+// indented more than that are its text. Only a plain word is taken for the key.
+func blockScalarStart(rest string, indent int) (int, bool) {
+	col := indent
 	for strings.HasPrefix(rest, "- ") {
-		rest = strings.TrimLeft(rest[2:], " ")
+		after := strings.TrimLeft(rest[2:], " ")
+		if isBlockScalar(stripComment(after)) {
+			return col, true // "- |": the entry of the sequence at this dash's column
+		}
+		col += len(rest) - len(after)
+		rest = after
 	}
-	if isBlockScalar(stripComment(rest)) {
-		return true
+	if _, value, ok := keyLine(rest); ok && isBlockScalar(value) {
+		return col, true
 	}
-	i := strings.Index(rest, ": ")
-	return i >= 0 && isBlockScalar(stripComment(rest[i+2:]))
+	return 0, false
 }
