@@ -204,7 +204,7 @@ func (p *packReader) object(start int64) (plumbing.ObjectType, []byte, bool, err
 			base = o
 			break
 		}
-		if len(chain) > maxDeltaDepth {
+		if len(chain) >= maxDeltaDepth {
 			return 0, nil, false, nil
 		}
 		h, ok, err := p.head(at)

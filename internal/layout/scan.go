@@ -9,13 +9,16 @@ import "strings"
 // lines of each document's top-level mapping and of its metadata alone. It reads only the
 // plain block style (what the writer renders, and what most hand-written files hold);
 // anything it cannot read with certainty makes ok false and the caller parses the file:
-// flow style or a quote not closed on its line, an anchor, alias or tag where an identity
-// is, a merge key, a key that is not a plain word, a key defined twice at those levels, a
-// tab, a carriage return. When ok is true and the file parses, the parse finds the same
-// identities; the lines it skips are not checked (see readFolderFile).
+// flow style or a quote not closed on its line, an anchor or tag before a value, an alias
+// where an identity is, a merge key, a key that is not a plain word, a key defined twice
+// at those levels, a tab, a carriage return or another of YAML's line breaks. When ok is
+// true and the file parses, the parse finds the same identities; the lines the scan skips
+// are not checked: the file is parsed when an edit first reads it
+// (docs/layout.md#reading-a-folder).
 func scanIdentities(content []byte) (ids []Identity, ok bool) {
 	text := string(content)
-	if strings.ContainsAny(text, "\r\t") {
+	// yaml.v3 also breaks lines at NEL, LS and PS: a line of the scan could be two of its.
+	if strings.ContainsAny(text, "\r\t\u0085\u2028\u2029") {
 		return nil, false
 	}
 	for _, s := range splitDocuments(text).segs {
@@ -282,6 +285,8 @@ func closedOnItsLine(rest string) bool {
 		case c == ' ':
 		case c == '#' && (i == 0 || rest[i-1] == ' '):
 			return depth == 0
+		case (c == '&' || c == '!') && start:
+			return false // an anchor or a tag: the scalar or collection after it is not read here
 		case (c == '"' || c == '\'') && start:
 			quote, start = c, false
 		case (c == '[' || c == '{') && (start || depth > 0):

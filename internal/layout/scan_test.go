@@ -63,6 +63,9 @@ func TestTheScanLeavesOtherFormsToTheParser(t *testing.T) {
 		"metadata less indented":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n    labels: {}\n  name: a\n",
 		"a quote opened after a plain key with an apostrophe":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: real\n  annotations:\n    it's: 'open\n  namespace: evil\n  labels:\n    close' #'\n",
 		"a quote opened beside a block scalar of a list entry": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: real\n  annotations:\n    - a: |\n        x\n      b: \"open\n  namespace: evil\n  labels:\n      close\" #\"\n",
+		"a quote opened after an anchor":                       "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: real\n  labels:\n    a: &x \"open\n  namespace: evil\n  annotations:\n    b: close\"\n",
+		"a quote opened after a tag":                           "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: real\n  labels:\n    a: !!str 'open\n  namespace: evil\n  annotations:\n    b: close'\n",
+		"a line separator":                                     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels:\n    x: y\u2028  namespace: evil\n",
 		"a quote opened at once after a key in a flow mapping": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: real\n  labels: {\"a\":\"open}\n  namespace: evil\n  x: close\"\n",
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -103,6 +106,8 @@ func FuzzTheScanAgreesWithTheParser(f *testing.F) {
 		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: real\n  annotations:\n    it's: 'open\n  namespace: evil\n  labels:\n    close' #'\n",
 		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: real\n  annotations:\n    - a: |\n        x\n      b: \"open\n  namespace: evil\n",
 		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  note: it's \"fine\" [really]\n  \"k: | #\": v\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: real\n  labels:\n    a: &x \"open\n  namespace: evil\n  annotations:\n    b: close\"\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels:\n    x: y\u2028  namespace: evil\n",
 	} {
 		f.Add([]byte(s))
 	}
