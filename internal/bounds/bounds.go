@@ -35,11 +35,17 @@ func (e *ExceededError) Error() string {
 	return fmt.Sprintf("%s: %s exceeds the bound of %d", e.Path, e.Bound, e.Limit)
 }
 
+// FileLimit is the size of the largest file read under a bound of max (0: DefaultMaxFileBytes).
+func FileLimit(max int64) int64 {
+	if max <= 0 {
+		return DefaultMaxFileBytes
+	}
+	return max
+}
+
 // CheckSize refuses a file of size bytes over max (0: DefaultMaxFileBytes).
 func CheckSize(path string, size, max int64) error {
-	if max <= 0 {
-		max = DefaultMaxFileBytes
-	}
+	max = FileLimit(max)
 	if size > max {
 		return &ExceededError{Path: path, Bound: fmt.Sprintf("its size (%d bytes)", size), Limit: max}
 	}

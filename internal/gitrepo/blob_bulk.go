@@ -12,6 +12,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/gitops-reverser/gitops-reverser/internal/bounds"
 	"github.com/go-git/go-git/v6/plumbing"
 	formatcfg "github.com/go-git/go-git/v6/plumbing/format/config"
 	"github.com/go-git/go-git/v6/plumbing/format/idxfile"
@@ -129,7 +130,7 @@ func (r *Repo) inflateEntries(path string, entries *packEntries, blobs []packedB
 	for w := range workers {
 		run := blobs[min(len(blobs), w*per):min(len(blobs), (w+1)*per)]
 		wg.Go(func() {
-			pr := &packReader{path: path, entries: entries, maxBytes: r.fileBound(), format: r.format}
+			pr := &packReader{path: path, entries: entries, maxBytes: bounds.FileLimit(r.maxFileBytes), format: r.format}
 			defer pr.close()
 			for _, b := range run {
 				typ, content, ok, err := pr.object(b.start)
@@ -177,12 +178,14 @@ type packedObject struct {
 	content []byte
 }
 
-// entryHead is what an entry's header says: its type, its size inflated, where its
-// compressed data starts and, for a delta, where its base starts.
+// entryHead is what an entry's header says — its type, its size inflated, where its
+// compressed data starts and, for a delta, where its base starts — with where the entry
+// ends and the CRC-32 its pack's index holds for it.
 type entryHead struct {
-	start, data, base int64
-	typ               plumbing.ObjectType
-	size              int64
+	start, end, data, base int64
+	crc                    uint32
+	typ                    plumbing.ObjectType
+	size                   int64
 }
 
 func (p *packReader) close() {
@@ -243,7 +246,7 @@ func (p *packReader) object(start int64) (plumbing.ObjectType, []byte, bool, err
 
 // head reads the header of the entry at start.
 func (p *packReader) head(start int64) (entryHead, bool, error) {
-	end, ok, err := p.entryEnd(start)
+	end, crc, ok, err := p.entryEnd(start)
 	if err != nil || !ok {
 		return entryHead{}, false, err
 	}
@@ -253,7 +256,7 @@ func (p *packReader) head(start int64) (entryHead, bool, error) {
 		return entryHead{}, false, err
 	}
 	typ, size, n := entryHeader(b)
-	h := entryHead{start: start, data: start + int64(n), base: -1, typ: typ, size: size}
+	h := entryHead{start: start, end: end, data: start + int64(n), base: -1, crc: crc, typ: typ, size: size}
 	switch typ {
 	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
 	case plumbing.OFSDeltaObject:
@@ -285,18 +288,15 @@ func (p *packReader) head(start int64) (entryHead, bool, error) {
 // inflated reads the entry of h whole, checks it against its CRC-32, and inflates its
 // data.
 func (p *packReader) inflated(h entryHead) ([]byte, bool, error) {
-	end, ok, err := p.entryEnd(h.start)
-	if err != nil || !ok {
-		return nil, false, err
+	if int64(cap(p.buf)) < h.end-h.start {
+		p.buf = make([]byte, h.end-h.start)
 	}
-	if int64(cap(p.buf)) < end-h.start {
-		p.buf = make([]byte, end-h.start)
-	}
-	b := p.buf[:end-h.start] // inflated into a new slice below: reused for the next entry
+	b := p.buf[:h.end-h.start] // inflated into a new slice below: reused for the next entry
 	if err := p.readAt(b, h.start); err != nil {
 		return nil, false, err
 	}
-	if crc32.ChecksumIEEE(b) != p.entries.crcs[p.entryIndex(h.start)] {
+	var err error
+	if crc32.ChecksumIEEE(b) != h.crc {
 		return nil, false, p.corrupt(h.start, errors.New("the entry does not match its index's checksum"))
 	}
 	p.src.Reset(b[h.data-h.start:])
@@ -314,33 +314,23 @@ func (p *packReader) inflated(h entryHead) ([]byte, bool, error) {
 	return out, true, nil
 }
 
-// entryIndex is the position of the entry at start among the pack's entries; -1 when no
-// entry starts there.
-func (p *packReader) entryIndex(start int64) int {
+// entryEnd is where the entry at start ends (where the next one starts) and its CRC-32.
+// ok is false for an entry larger than any of a blob within the bound.
+func (p *packReader) entryEnd(start int64) (int64, uint32, bool, error) {
 	starts := p.entries.starts
 	i := sort.Search(len(starts), func(i int) bool { return starts[i] >= start })
 	if i == len(starts) || starts[i] != start {
-		return -1
-	}
-	return i
-}
-
-// entryEnd is where the entry at start ends: where the next one starts. ok is false for an
-// entry larger than any of a blob within the bound.
-func (p *packReader) entryEnd(start int64) (int64, bool, error) {
-	i := p.entryIndex(start)
-	if i < 0 {
-		return 0, false, p.corrupt(start, errors.New("no entry of the index starts there"))
+		return 0, 0, false, p.corrupt(start, errors.New("no entry of the index starts there"))
 	}
 	end := p.entries.end
-	if i+1 < len(p.entries.starts) {
-		end = p.entries.starts[i+1]
+	if i+1 < len(starts) {
+		end = starts[i+1]
 	}
 	// zlib adds a few bytes per stored block to data it cannot compress.
 	if n := end - start; n <= 0 || n > p.maxBytes+p.maxBytes/16+1024 {
-		return 0, false, nil
+		return 0, 0, false, nil
 	}
-	return end, true, nil
+	return end, p.entries.crcs[i], true, nil
 }
 
 func (p *packReader) readAt(b []byte, at int64) error {

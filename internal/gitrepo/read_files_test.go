@@ -3,19 +3,21 @@ package gitrepo
 import (
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/gitops-reverser/gitops-reverser/internal/bounds"
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 	"github.com/go-git/go-git/v6/plumbing"
 )
 
 // manyFilesRepo fetches a folder of more files than ReadFiles reads one by one: similar
-// files (sent as deltas), files with equal content, an empty file.
-func manyFilesRepo(t *testing.T) (*Repo, string, map[string]string) {
+// files (sent as deltas), files with equal content, an empty file, and extra.
+func manyFilesRepo(t *testing.T, extra ...string) (*Repo, string, map[string]string) {
 	t.Helper()
 	g, front := newServerRepo(t, testenv.HTTPAuth{})
 	shared := strings.Repeat("line of text shared by many files\n", 60)
@@ -29,6 +31,9 @@ func manyFilesRepo(t *testing.T) (*Repo, string, map[string]string) {
 		}
 	}
 	files["other/outside.yaml"] = "not read\n"
+	for i := 0; i+1 < len(extra); i += 2 {
+		files[extra[i]] = extra[i+1]
+	}
 	if _, err := g.PushForeign("app.git", "main", testenv.ForeignChange{Files: files}); err != nil {
 		t.Fatal(err)
 	}
@@ -132,5 +137,17 @@ func TestADamagedPackEntryIsAnErrorNotContent(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "checksum") {
 		t.Fatalf("err = %v, want the checksum named", err)
+	}
+}
+
+// A file over the size bound in a large folder is refused by its repository path, as in a
+// small one: the read from the packs leaves it to the read that checks the bound.
+func TestAFileOverTheBoundInALargeFolderIsRefusedByName(t *testing.T) {
+	r, tip, _ := manyFilesRepo(t, "many/zz-big.yaml", strings.Repeat("x", 5000))
+	r.LimitFileSize(4096)
+	_, err := r.ReadFiles(tip, "many")
+	var exceeded *bounds.ExceededError
+	if !errors.As(err, &exceeded) || exceeded.Path != "many/zz-big.yaml" {
+		t.Fatalf("err = %v, want the bound exceeded by many/zz-big.yaml", err)
 	}
 }

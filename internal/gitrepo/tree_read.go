@@ -210,14 +210,6 @@ func (r *Repo) blob(name string, h plumbing.Hash) ([]byte, error) {
 	return content, nil
 }
 
-// fileBound is the size of the largest file read.
-func (r *Repo) fileBound() int64 {
-	if r.maxFileBytes <= 0 {
-		return bounds.DefaultMaxFileBytes
-	}
-	return r.maxFileBytes
-}
-
 // ReadFile returns the content of one regular file at a commit; ok is false when it does
 // not exist (or is a folder, symlink or submodule: see ReadEntry).
 func (r *Repo) ReadFile(commit, file string) (content []byte, ok bool, err error) {

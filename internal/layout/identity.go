@@ -96,11 +96,17 @@ func identityOfNode(doc *yaml.Node) (Identity, bool) {
 	if !ok && mappingValue(meta, "namespace") != nil {
 		return Identity{}, false // namespace present but not a scalar
 	}
+	return identityOf(apiVersion, kind, namespace, name), true
+}
+
+// identityOf is the identity of an object with these fields: its group is apiVersion's
+// part before "/" ("" for the core group's "v1").
+func identityOf(apiVersion, kind, namespace, name string) Identity {
 	group := ""
 	if i := strings.Index(apiVersion, "/"); i >= 0 {
 		group = apiVersion[:i]
 	}
-	return Identity{Group: group, Kind: kind, Namespace: namespace, Name: name}, true
+	return Identity{Group: group, Kind: kind, Namespace: namespace, Name: name}
 }
 
 // mappingValue returns the value node of key in a mapping node, or nil.

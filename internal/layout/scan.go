@@ -41,7 +41,6 @@ type docScan struct {
 	kind       string
 	name       string
 	namespace  string
-	hasNS      bool
 }
 
 // scanDocument reads the identity of one document body line by line.
@@ -74,16 +73,12 @@ func scanDocument(body string) (Identity, bool) {
 		}
 		switch {
 		case indent == 0:
-			key, value, ok := keyLine(rest)
-			if !ok || seen(d.top, key) {
+			key, hasValue, block, ok := keyAt(rest, &d.top, d.topValue)
+			if !ok {
 				return Identity{}, false
 			}
-			d.top = append(d.top, key)
-			section, valued = key, value != ""
-			if !d.topValue(key, value) {
-				return Identity{}, false
-			}
-			if isBlockScalar(value) {
+			section, valued = key, hasValue
+			if block {
 				opaque = 0
 			}
 		case section != "metadata":
@@ -110,21 +105,29 @@ func scanDocument(body string) (Identity, bool) {
 				}
 				continue
 			}
-			key, value, ok := keyLine(rest)
-			if !ok || seen(d.meta, key) {
+			key, hasValue, block, ok := keyAt(rest, &d.meta, d.metaValue)
+			if !ok {
 				return Identity{}, false
 			}
-			d.meta = append(d.meta, key)
-			metaKey, valued = key, value != ""
-			if !d.metaValue(key, value) {
-				return Identity{}, false
-			}
-			if isBlockScalar(value) {
+			metaKey, valued = key, hasValue
+			if block {
 				opaque = indent
 			}
 		}
 	}
 	return d.identity()
+}
+
+// keyAt takes a key line of one level of the document (the top or metadata): a plain word
+// not defined before at that level, whose value take accepts. hasValue reports a value on
+// the line, block one that starts a block scalar.
+func keyAt(rest string, keys *[]string, take func(key, value string) bool) (key string, hasValue, block, ok bool) {
+	key, value, ok := keyLine(rest)
+	if !ok || seen(*keys, key) || !take(key, value) {
+		return "", false, false, false
+	}
+	*keys = append(*keys, key)
+	return key, value != "", isBlockScalar(value), true
 }
 
 // topValue takes the value of a top-level key.
@@ -152,7 +155,6 @@ func (d *docScan) metaValue(key, value string) bool {
 		return ok && d.name != ""
 	case "namespace":
 		d.namespace, ok = identityValue(value)
-		d.hasNS = true
 		return ok
 	}
 	return true
@@ -163,14 +165,10 @@ func (d *docScan) identity() (Identity, bool) {
 	if d.apiVersion == "" || d.kind == "" || d.name == "" || !seen(d.top, "metadata") {
 		return Identity{}, false
 	}
-	group := ""
-	if i := strings.Index(d.apiVersion, "/"); i >= 0 {
-		group = d.apiVersion[:i]
-	}
 	// Copied: the index keeps identities long after the file's text is gone, and a slice
 	// of that text would keep all of it (a first mirror of 100,000 objects held 190 MB so).
-	return Identity{Group: strings.Clone(group), Kind: strings.Clone(d.kind),
-		Namespace: strings.Clone(d.namespace), Name: strings.Clone(d.name)}, true
+	return identityOf(strings.Clone(d.apiVersion), strings.Clone(d.kind),
+		strings.Clone(d.namespace), strings.Clone(d.name)), true
 }
 
 func seen(keys []string, key string) bool {
