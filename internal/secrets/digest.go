@@ -184,6 +184,9 @@ func normalize(v any, depth int) (any, error) {
 // DigestOf reads DigestAnnotation of a sealed (or any) document. It does not decrypt and does
 // not verify anything: the SOPS MAC covers the annotation, and it is checked on decryption.
 func DigestOf(sealedDoc []byte) (string, bool) {
+	if !mayNameDigest(sealedDoc) {
+		return "", false
+	}
 	var doc struct {
 		Metadata struct {
 			Annotations map[string]any `yaml:"annotations"`
@@ -197,6 +200,17 @@ func DigestOf(sealedDoc []byte) (string, bool) {
 		return "", false
 	}
 	return d, true
+}
+
+// mayNameDigest reports whether doc can hold DigestAnnotation at all, without parsing it:
+// every document of a first mirror is asked, and most hold no sealed Secret. YAML spells a
+// key other than by its own characters only through an escape of a double-quoted scalar
+// (a backslash) or a tag such as !!binary (an exclamation mark); a folded line adds a
+// space. A document in UTF-16 (the parser reads one that starts with its byte order mark)
+// spells no character as in UTF-8. A document with none of these cannot name the annotation.
+func mayNameDigest(doc []byte) bool {
+	return bytes.Contains(doc, []byte(DigestAnnotation)) || bytes.ContainsAny(doc, `\!`) ||
+		bytes.HasPrefix(doc, []byte{0xFF, 0xFE}) || bytes.HasPrefix(doc, []byte{0xFE, 0xFF})
 }
 
 // RecipientsOf returns the age recipients a sealed document is encrypted for, from its sops
