@@ -17,21 +17,74 @@ import (
 // change ix: the caller applies the edits and then calls ix.Update for each.
 // Returns nil edits when the document already holds exactly this content (no-op).
 func Upsert(ix *Index, read ReadFile, t TypeInfo, doc []byte, p Placement) ([]FileEdit, error) {
+	return UpsertPrepared(ix, read, t, Prepare(doc, false), p)
+}
+
+// Prepared is a document parsed for Upsert ahead of the plan that writes it: parsing is
+// most of an upsert's work and needs neither the index nor the folder, so a plan prepares
+// many documents at once and writes them one after another. A Prepared is written once:
+// the write may take its parsed form over.
+type Prepared struct {
+	doc []byte
+	d   objectDoc
+	err error // doc cannot be written
+	// rendered is doc as a new file holds it, made ahead when the folder was thought not to
+	// hold it (rendered or renderErr set).
+	rendered  string
+	renderErr error
+}
+
+// Prepare parses doc for UpsertPrepared. absent says the folder does not hold the object
+// yet, so the text a new file holds is made too; a wrong guess costs only that work.
+// Prepare is safe to call from many goroutines at once: it reads nothing but doc.
+func Prepare(doc []byte, absent bool) *Prepared {
 	d, err := parseSingle(doc)
+	if err == nil {
+		err = checkSafeIdentity(d.id)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("upsert: %w", err)
+		return &Prepared{doc: doc, err: fmt.Errorf("upsert: %w", err)}
 	}
-	if err := checkSafeIdentity(d.id); err != nil {
-		return nil, fmt.Errorf("upsert: %w", err)
+	blockStyle(d.node)
+	pr := &Prepared{doc: doc, d: d}
+	if absent {
+		pr.rendered, pr.renderErr = pr.render()
 	}
+	return pr
+}
+
+// render makes the text a new file holds.
+func (pr *Prepared) render() (string, error) {
+	out, err := renderNode(pr.d.node, true)
+	if err != nil {
+		return "", fmt.Errorf("render %s: %w", pr.d.id, err)
+	}
+	return out, nil
+}
+
+// Doc is the document that was prepared.
+func (pr *Prepared) Doc() []byte { return pr.doc }
+
+// UpsertPrepared is Upsert of a document prepared ahead.
+func UpsertPrepared(ix *Index, read ReadFile, t TypeInfo, pr *Prepared, p Placement) ([]FileEdit, error) {
+	if pr.err != nil {
+		return nil, pr.err
+	}
+	d := pr.d
 	if err := checkType(t, d.id); err != nil {
 		return nil, fmt.Errorf("upsert %s: %w", d.id, err)
 	}
-	blockStyle(d.node)
 	if loc, ok := ix.Lookup(d.id); ok {
 		return editInPlace(read, loc, d)
 	}
-	return placeDocument(ix, read, t, d, doc, p)
+	rendered, err := pr.rendered, pr.renderErr
+	if rendered == "" && err == nil {
+		rendered, err = pr.render()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return placeDocument(ix, read, t, d, pr.doc, rendered, p)
 }
 
 // Edit rewrites the existing document of id in place with doc, keeping comments and the
@@ -144,15 +197,12 @@ func bodyHolds(body string, want any) bool {
 	return err == nil && n != nil && reflect.DeepEqual(got, want)
 }
 
-// placeDocument writes a document that is not in the folder yet; doc is its text.
-func placeDocument(ix *Index, read ReadFile, t TypeInfo, d objectDoc, doc []byte, p Placement) ([]FileEdit, error) {
+// placeDocument writes a document that is not in the folder yet; doc is its text and
+// rendered the text a new file holds.
+func placeDocument(ix *Index, read ReadFile, t TypeInfo, d objectDoc, doc []byte, rendered string, p Placement) ([]FileEdit, error) {
 	at, err := choosePath(ix, t, d.id, isSealed(d), p)
 	if err != nil {
 		return nil, err
-	}
-	rendered, err := renderNode(d.node, true)
-	if err != nil {
-		return nil, fmt.Errorf("render %s: %w", d.id, err)
 	}
 	content, exists, err := read(at.path)
 	if err != nil {

@@ -174,6 +174,8 @@ func (f *folder) act(a action, placement layout.Placement) ([]layout.FileEdit, e
 	case handled:
 	case a.op == OpDelete:
 		edits, err = layout.Delete(f.index, p.view.read, a.id)
+	case a.prepared != nil:
+		edits, err = layout.UpsertPrepared(f.index, p.view.read, a.typ, a.prepared, placement)
 	default:
 		edits, err = layout.Upsert(f.index, p.view.read, a.typ, a.doc, placement)
 	}

@@ -34,6 +34,9 @@ type action struct {
 	// created is set on an upsert of an object the folder did not hold: an applier of the
 	// folder adopts it with its next apply (docs/two-way.md).
 	created bool
+	// prepared is doc parsed ahead for the layout (reduce_ahead.go), or nil: set only
+	// between the plan's reduce and its act.
+	prepared *layout.Prepared
 }
 
 // operation names the action for metrics: upsert, delete, or prune (a sweep's delete).
@@ -267,11 +270,12 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 			render := f.render(a.id)
 			a.created = render == nil
 			ts.fidelity.measure(a.id, render, a.doc)
-			a.doc = s.reduced(ctx, ts, a, render, ahead)
+			a.doc, a.prepared = s.reduced(ctx, ts, a, render, ahead)
 		} else {
 			ts.fidelity.forget(a.id) // a deleted object holds no value to diverge
 		}
 		edits, err := f.act(a, ts.cfg.Placement)
+		a.prepared = nil // written once; its parse is not held to the commit
 		if err != nil && f.broken() {
 			p.failed, p.failedAction = err, live
 			return

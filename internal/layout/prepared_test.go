@@ -1,0 +1,44 @@
+package layout
+
+import (
+	"reflect"
+	"testing"
+)
+
+// A document prepared ahead (in parallel, before the plan reaches it) is written exactly as
+// Upsert writes it, whether the guess that the folder lacks it was right or wrong, and a
+// document Upsert refuses is refused with the same error.
+func TestAPreparedUpsertWritesWhatAnUpsertWrites(t *testing.T) {
+	held := folder{"ns/core/configmaps/cfg.yaml": "# kept\n" + configMap("ns", "cfg", "1")}
+	cases := []struct {
+		name     string
+		existing folder
+		doc      string
+	}{
+		{"new document", folder{}, configMap("ns", "cfg", "1")},
+		{"new document in flow style", folder{}, `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": "ns"}, "data": {"k": "yes"}}`},
+		{"edit of a held document", held, configMap("ns", "cfg", "2")},
+		{"held document unchanged", held, configMap("ns", "cfg", "1")},
+		{"new document beside a held one", held, configMap("ns", "other", "1")},
+		{"invalid YAML", folder{}, "a: [\n"},
+		{"unsafe name", folder{}, configMap("ns", "../x", "1")},
+		{"wrong type", folder{}, secretDoc("ns", "db")},
+	}
+	for _, c := range cases {
+		ix := mustIndex(t, c.existing)
+		want, wantErr := Upsert(ix, c.existing.read, cmType(), []byte(c.doc), Placement{})
+		for _, absent := range []bool{true, false} {
+			got, err := UpsertPrepared(ix, c.existing.read, cmType(), Prepare([]byte(c.doc), absent), Placement{})
+			if !reflect.DeepEqual(got, want) || errText(err) != errText(wantErr) {
+				t.Errorf("%s (absent %v): got %q, %v; Upsert wrote %q, %v", c.name, absent, got, err, want, wantErr)
+			}
+		}
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
