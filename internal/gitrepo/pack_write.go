@@ -13,7 +13,6 @@ import (
 	"github.com/go-git/go-billy/v6/osfs"
 	"github.com/go-git/go-git/v6/plumbing"
 	"github.com/go-git/go-git/v6/plumbing/format/idxfile"
-	"github.com/go-git/go-git/v6/plumbing/format/packfile"
 	"github.com/go-git/go-git/v6/plumbing/hash"
 	"github.com/go-git/go-git/v6/plumbing/storer"
 	"github.com/go-git/go-git/v6/storage/filesystem/dotgit"
@@ -108,25 +107,6 @@ func (r *Repo) writePack(b *objectBatch) error {
 	r.packsAdded++
 	r.noteWritten(name, b.hashes)
 	return nil
-}
-
-// encodePack writes the objects hashes, read from src, as one new pack of the local copy
-// (without deltas) and returns its name; it is indexed and readable once this returns.
-func (r *Repo) encodePack(src storer.EncodedObjectStorer, hashes []plumbing.Hash) (plumbing.Hash, error) {
-	pfw, ok := r.repo.Storer.(storer.PackfileWriter)
-	if !ok {
-		return plumbing.ZeroHash, fmt.Errorf("the local copy's storage cannot write packs")
-	}
-	w, err := pfw.PackfileWriter()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	name, err := packfile.NewEncoder(w, src, false).Encode(hashes, 0)
-	if err != nil {
-		_ = w.Close()
-		return plumbing.ZeroHash, err
-	}
-	return name, w.Close()
 }
 
 // MergePacks merges the packs of the lowest size tier that has mergeFanIn of them into one
