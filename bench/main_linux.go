@@ -43,7 +43,10 @@ type config struct {
 	tenantObjects  int
 	idleFor        time.Duration
 	profile        bool
-	profileFor     time.Duration
+	// profileSize is phase 1's size whose extra run is profiled; 0 for the default
+	// (profiledInitialSize).
+	profileSize int
+	profileFor  time.Duration
 	// drainCap bounds the wait for phase 2's edits after the last one; burstCap a burst
 	// round from its first edit. A figure beyond its cap is reported as "> cap".
 	drainCap, burstCap time.Duration
@@ -137,6 +140,7 @@ func run() (code int) {
 	resultsDir := flag.String("results", "", "folder for the CSV files (default bench/results, or bench/results/quick with -quick)")
 	mdPath := flag.String("md", "", "update the generated part of this BENCH.md (default BENCH.md for a full run with all phases, else none; \"none\" for none)")
 	profile := flag.Bool("profile", true, "collect CPU profiles of the operator (extra runs, not counted)")
+	profileSize := flag.Int("profile-size", 0, "phase 1's size whose extra run is profiled (default the largest measured more than once)")
 	repeats := flag.Int("repeats", 0, "repeats of phase 1 and phase 3 (default 3, 1 with -quick)")
 	sizes := flag.String("sizes", "", "phase 1's numbers of ConfigMaps, comma-separated (default 1000,10000,100000; 200,1000 with -quick)")
 	compareEnv := flag.Bool("compare-env", false, "also run phase 2 and phase 3 with the kubeconfig as $KUBECONFIG, rows marked [$KUBECONFIG]")
@@ -163,6 +167,7 @@ func run() (code int) {
 		}
 	}
 	cfg.profile = *profile
+	cfg.profileSize = *profileSize
 	cfg.compareEnv = *compareEnv
 	cfg.phases = map[int]bool{}
 	for _, p := range strings.Split(*phases, ",") {

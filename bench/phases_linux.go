@@ -126,9 +126,12 @@ func (b *bench) idleRSS(ctx context.Context) error {
 
 // ---- phase 1: initial mirror --------------------------------------------------------------
 
-// profiledInitialSize is the size of phase 1 whose extra run is profiled: the largest one
-// measured more than once (10,000 in full mode).
+// profiledInitialSize is the size of phase 1 whose extra run is profiled: the one -profile-size
+// names, else the largest one measured more than once (10,000 in full mode).
 func (b *bench) profiledInitialSize() int {
+	if b.cfg.profileSize > 0 {
+		return b.cfg.profileSize
+	}
 	size := b.cfg.initialSizes[0]
 	for _, n := range b.cfg.initialSizes {
 		if n < onceFrom && n > size {

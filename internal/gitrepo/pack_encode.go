@@ -20,6 +20,7 @@ import (
 
 	"github.com/go-git/go-git/v6/plumbing"
 	"github.com/go-git/go-git/v6/plumbing/format/idxfile"
+	"github.com/go-git/go-git/v6/plumbing/format/revfile"
 	githash "github.com/go-git/go-git/v6/plumbing/hash"
 	"github.com/go-git/go-git/v6/plumbing/storer"
 )
@@ -63,9 +64,12 @@ func (r *Repo) encodePack(src storer.EncodedObjectStorer, hashes []plumbing.Hash
 	return name, nil
 }
 
-// placePack writes the index of the pack written to tmpPack and moves both into place. The
-// index is moved last: a pack is seen only with its index, so a crash in between leaves a
-// pack no reader lists. A pack of the same name is the same objects and is kept as it is.
+// placePack writes the index and the reverse index of the pack written to tmpPack and moves
+// the three into place. The index is moved last: a pack is seen only with its index, so a
+// crash in between leaves a pack no reader lists. The reverse index (offsets in pack order)
+// lets go-git open the pack without decoding its whole index: the storage reads every
+// pack's again after each commit (encodePack). A pack of the same name is the same objects
+// and is kept as it is.
 func (r *Repo) placePack(dir, tmpPack string, name plumbing.Hash, entries []idxfile.Entry) error {
 	base := filepath.Join(dir, "pack-"+name.String())
 	if _, err := os.Stat(base + ".idx"); err == nil {
@@ -75,35 +79,51 @@ func (r *Repo) placePack(dir, tmpPack string, name plumbing.Hash, entries []idxf
 	if err != nil {
 		return err
 	}
-	tmpIdx, err := os.CreateTemp(dir, "tmp_idx_")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = os.Remove(tmpIdx.Name()) }()
-	hasher := githash.New(crypto.SHA1)
-	if !r.sha1() {
-		hasher = githash.New(crypto.SHA256)
-	}
-	bw := bufio.NewWriter(tmpIdx)
-	err = idxfile.Encode(bw, hasher, idx)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := tmpIdx.Close(); err == nil {
-		err = cerr
-	}
+	tmpIdx, err := r.writeTemp(dir, "tmp_idx_", func(w io.Writer, h hash.Hash) error { return idxfile.Encode(w, h, idx) })
 	if err != nil {
 		return fmt.Errorf("write pack index: %w", err)
 	}
-	for _, f := range []string{tmpPack, tmpIdx.Name()} {
-		if err := os.Chmod(f, 0o444); err != nil {
+	defer func() { _ = os.Remove(tmpIdx) }()
+	tmpRev, err := r.writeTemp(dir, "tmp_rev_", func(w io.Writer, h hash.Hash) error { return revfile.Encode(w, h, idx) })
+	if err != nil {
+		return fmt.Errorf("write pack reverse index: %w", err)
+	}
+	defer func() { _ = os.Remove(tmpRev) }()
+	for _, m := range [][2]string{{tmpPack, base + ".pack"}, {tmpRev, base + ".rev"}, {tmpIdx, base + ".idx"}} {
+		if err := os.Chmod(m[0], 0o444); err != nil {
+			return err
+		}
+		if err := os.Rename(m[0], m[1]); err != nil {
 			return err
 		}
 	}
-	if err := os.Rename(tmpPack, base+".pack"); err != nil {
-		return err
+	return nil
+}
+
+// writeTemp writes a new temporary file in dir through write, which is given the hash of
+// the local copy's object format for the file's trailer, and returns its path.
+func (r *Repo) writeTemp(dir, prefix string, write func(io.Writer, hash.Hash) error) (string, error) {
+	f, err := os.CreateTemp(dir, prefix)
+	if err != nil {
+		return "", err
 	}
-	return os.Rename(tmpIdx.Name(), base+".idx")
+	h := githash.New(crypto.SHA1)
+	if !r.sha1() {
+		h = githash.New(crypto.SHA256)
+	}
+	bw := bufio.NewWriter(f)
+	err = write(bw, h)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 // packIndexOf builds the index of pack name from its entries.

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -57,5 +60,42 @@ func TestACommitsPackIsOneGitVerifies(t *testing.T) {
 	}
 	if got != len(want) {
 		t.Errorf("read %d files back, want %d", got, len(want))
+	}
+	assertIndexesAsGitMakesThem(t, dir)
+}
+
+// assertIndexesAsGitMakesThem checks that every pack of the local copy in dir has an index
+// and a reverse index byte for byte as git index-pack makes them from the pack alone.
+func assertIndexesAsGitMakesThem(t *testing.T, dir string) {
+	t.Helper()
+	packs, err := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.pack"))
+	if err != nil || len(packs) == 0 {
+		t.Fatalf("no pack in the local copy: %v", err)
+	}
+	for _, p := range packs {
+		pack, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copied := filepath.Join(t.TempDir(), "pack-copy.pack")
+		if err := os.WriteFile(copied, pack, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("git", "index-pack", "--rev-index", copied).CombinedOutput(); err != nil {
+			t.Fatalf("git index-pack: %v\n%s", err, out)
+		}
+		for _, ext := range []string{".idx", ".rev"} {
+			ours, err := os.ReadFile(strings.TrimSuffix(p, ".pack") + ext)
+			if err != nil {
+				t.Fatalf("the pack has no %s: %v", ext, err)
+			}
+			gits, err := os.ReadFile(strings.TrimSuffix(copied, ".pack") + ext)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(ours, gits) {
+				t.Errorf("%s of %s differs from git index-pack's (%d and %d bytes)", ext, filepath.Base(p), len(ours), len(gits))
+			}
+		}
 	}
 }

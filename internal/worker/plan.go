@@ -295,12 +295,19 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 		p.lines = append(p.lines, changeLineOf(a, f.path(edits[0].Path)))
 	}
 
-	// Decided in chunks: the Reducer's questions of a chunk are asked together first.
+	// Decided in chunks: a chunk's upserts are prepared together (the Reducer's questions,
+	// the parse), the next chunk's while this one is decided.
 	decideAll := func(actions []action) {
+		chunkOf := func(actions []action) []action {
+			return notExcluded(actions[:min(len(actions), reduceChunk)], excluded)
+		}
+		next := s.reduceAhead(ctx, ts, chunkOf(actions))
+		defer func() { next() }() // nothing prepared runs past the plan
 		for len(actions) > 0 && p.failed == nil {
 			chunk := actions[:min(len(actions), reduceChunk)]
 			actions = actions[len(chunk):]
-			ahead = s.reduceAhead(ctx, ts, notExcluded(chunk, excluded))
+			ahead = next()
+			next = s.reduceAhead(ctx, ts, chunkOf(actions))
 			for _, a := range chunk {
 				decideOne(a)
 				s.planned(ts)

@@ -13,8 +13,9 @@ import (
 // another, and a parse is CPU work that the other cores can share.
 const reduceParallelism = 8
 
-// reduceChunk is how many actions a plan prepares together before it decides them: the
-// progress of a first mirror moves chunk by chunk, and only one chunk's answers are held.
+// reduceChunk is how many actions a plan prepares together: the next chunk is prepared
+// while one is decided, the progress of a first mirror moves chunk by chunk, and the
+// answers of two chunks are held at most.
 const reduceChunk = 64
 
 // reducedAhead is one upsert prepared before the plan reached it: the Reducer's answer and
@@ -29,7 +30,11 @@ type reducedAhead struct {
 // time, before they are decided one after another: it asks the Reducer about each and
 // parses the document it answers. Neither depends on the order. An object with more than
 // one upsert in the chunk is left to the plan, whose render changes between them.
-func (s *branchState) reduceAhead(ctx context.Context, ts *targetState, actions []action) map[layout.Identity]reducedAhead {
+//
+// The renders are read now, in the worker's loop; the rest runs while the loop goes on (it
+// decides the chunk before), and wait returns the answers once all are in. An answer whose
+// render or live document changed by then is not used (reduced).
+func (s *branchState) reduceAhead(ctx context.Context, ts *targetState, actions []action) (wait func() map[layout.Identity]reducedAhead) {
 	seen := map[layout.Identity]int{}
 	for _, a := range actions {
 		if a.op == OpUpsert {
@@ -48,25 +53,32 @@ func (s *branchState) reduceAhead(ctx context.Context, ts *targetState, actions 
 		jobs = append(jobs, job{a, ts.folder.renderAhead(a.id)})
 	}
 	if len(jobs) < 2 {
-		return nil
+		return func() map[layout.Identity]reducedAhead { return nil }
 	}
 	prepared := make([]reducedAhead, len(jobs))
-	sem := make(chan struct{}, reduceParallelism)
-	var wg sync.WaitGroup
-	for i, j := range jobs {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			doc := s.reduce(ctx, ts, j.a, j.render)
-			prepared[i] = reducedAhead{render: j.render, live: j.a.doc, doc: doc, prepared: layout.Prepare(doc, j.render == nil)}
-		})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sem := make(chan struct{}, reduceParallelism)
+		var wg sync.WaitGroup
+		for i, j := range jobs {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				doc := s.reduce(ctx, ts, j.a, j.render)
+				prepared[i] = reducedAhead{render: j.render, live: j.a.doc, doc: doc, prepared: layout.Prepare(doc, j.render == nil)}
+			})
+		}
+		wg.Wait()
+	}()
+	return func() map[layout.Identity]reducedAhead {
+		<-done
+		out := make(map[layout.Identity]reducedAhead, len(jobs))
+		for i, j := range jobs {
+			out[j.a.id] = prepared[i]
+		}
+		return out
 	}
-	wg.Wait()
-	out := make(map[layout.Identity]reducedAhead, len(jobs))
-	for i, j := range jobs {
-		out[j.a.id] = prepared[i]
-	}
-	return out
 }
 
 // reduced is the document an upsert writes, and that document prepared for the layout
