@@ -253,6 +253,7 @@ func (r *GitTargetReconciler) workerConfig(p *v1.GitProvider, creds gitrepo.Cred
 		AllowedBranches: p.Spec.AllowedBranches,
 		SigningKey:      pem,
 		Reducer:         r.Pipeline.Reducer,
+		RenderedDocs:    r.Pipeline.RenderedDocs,
 		Metrics:         r.Pipeline.Metrics,
 		Changes:         r.Pipeline.Changes,
 		Progress:        r.Pipeline.Progress,

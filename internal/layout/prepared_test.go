@@ -42,3 +42,32 @@ func errText(err error) string {
 	}
 	return err.Error()
 }
+
+// A rendered document is written unparsed only as a new file of an unsealed object; an
+// object the folder holds (an edit), a sealed document and an unsafe name take the path
+// Upsert takes, with the same result.
+func TestARenderedDocumentIsParsedWhereAnUpsertNeedsIt(t *testing.T) {
+	held := folder{"ns/core/configmaps/cfg.yaml": "# kept\n" + configMap("ns", "cfg", "1")}
+	encrypted := configMap("ns", "enc", "1") + "sops:\n  version: 3.9.0\n"
+	cases := []struct {
+		name     string
+		existing folder
+		typ      TypeInfo
+		doc      string
+		id       Identity
+	}{
+		{"edit of a held document", held, cmType(), configMap("ns", "cfg", "2"), Identity{Kind: "ConfigMap", Namespace: "ns", Name: "cfg"}},
+		{"core Secret", folder{}, secretType(), secretDoc("ns", "db"), Identity{Kind: "Secret", Namespace: "ns", Name: "db"}},
+		{"encrypted document", folder{}, cmType(), encrypted, Identity{Kind: "ConfigMap", Namespace: "ns", Name: "enc"}},
+		{"unsafe name", folder{}, cmType(), configMap("ns", "../x", "1"), Identity{Kind: "ConfigMap", Namespace: "ns", Name: "../x"}},
+		{"new document", folder{}, cmType(), configMap("ns", "cfg", "1"), Identity{Kind: "ConfigMap", Namespace: "ns", Name: "cfg"}},
+	}
+	for _, c := range cases {
+		ix := mustIndex(t, c.existing)
+		want, wantErr := Upsert(ix, c.existing.read, c.typ, []byte(c.doc), Placement{})
+		got, err := UpsertPrepared(ix, c.existing.read, c.typ, PrepareRendered([]byte(c.doc), c.id), Placement{})
+		if !reflect.DeepEqual(got, want) || errText(err) != errText(wantErr) {
+			t.Errorf("%s: got %q, %v; Upsert wrote %q, %v", c.name, got, err, want, wantErr)
+		}
+	}
+}

@@ -28,6 +28,9 @@ type Prepared struct {
 	doc []byte
 	d   objectDoc
 	err error // doc cannot be written
+	// unparsed is set by PrepareRendered: d holds the identity only, and doc is the text
+	// of a new file.
+	unparsed bool
 	// rendered is doc as a new file holds it, made ahead when the folder was thought not to
 	// hold it (rendered or renderErr set).
 	rendered  string
@@ -53,6 +56,31 @@ func Prepare(doc []byte, absent bool) *Prepared {
 	return pr
 }
 
+// PrepareRendered is Prepare of the document of an object the folder is thought not to
+// hold, for a document that the sanitizer rendered (sanitize.Document: block style,
+// YAML 1.1 words quoted) and that holds no block sequence: such a text is a new file's
+// as it is (a sanitize test checks this for its fixtures), so it is not parsed, unless the
+// folder turns out to hold the object already. id is the object's identity, which the
+// caller had from the object the document was rendered from. A sealed document (a core
+// Secret, or one with a top-level sops key) or one with a block sequence (which a new file
+// holds at its key's column) is prepared as Prepare does.
+func PrepareRendered(doc []byte, id Identity) *Prepared {
+	text := string(doc) // no copy: only read here
+	if text == "" || isCoreSecret(id) || hasTopLevelKey(text, "sops") || hasSequenceEntry(text) {
+		return Prepare(doc, true)
+	}
+	if err := checkSafeIdentity(id); err != nil {
+		return &Prepared{doc: doc, err: fmt.Errorf("upsert: %w", err)}
+	}
+	return &Prepared{doc: doc, d: objectDoc{id: id}, unparsed: true}
+}
+
+// hasTopLevelKey reports whether a block-style text may hold key at its top level: a line
+// that starts with it and a colon.
+func hasTopLevelKey(text, key string) bool {
+	return strings.HasPrefix(text, key+":") || strings.Contains(text, "\n"+key+":")
+}
+
 // render makes the text a new file holds.
 func (pr *Prepared) render() (string, error) {
 	out, err := renderNode(pr.d.node, true)
@@ -70,12 +98,17 @@ func UpsertPrepared(ix *Index, read ReadFile, t TypeInfo, pr *Prepared, p Placem
 	if pr.err != nil {
 		return nil, pr.err
 	}
-	d := pr.d
-	if err := checkType(t, d.id); err != nil {
-		return nil, fmt.Errorf("upsert %s: %w", d.id, err)
+	if err := checkType(t, pr.d.id); err != nil {
+		return nil, fmt.Errorf("upsert %s: %w", pr.d.id, err)
 	}
-	if loc, ok := ix.Lookup(d.id); ok {
-		return editInPlace(read, loc, d)
+	if loc, ok := ix.Lookup(pr.d.id); ok {
+		if pr.unparsed { // the folder holds it after all: an edit needs the parse
+			return Upsert(ix, read, t, pr.doc, p)
+		}
+		return editInPlace(read, loc, pr.d)
+	}
+	if pr.unparsed {
+		return placeDocument(ix, read, t, pr.d.id, false, pr.doc, p)
 	}
 	rendered, err := pr.rendered, pr.renderErr
 	if rendered == "" && err == nil {
@@ -84,7 +117,13 @@ func UpsertPrepared(ix *Index, read ReadFile, t TypeInfo, pr *Prepared, p Placem
 	if err != nil {
 		return nil, err
 	}
-	return placeDocument(ix, read, t, d, pr.doc, rendered, p)
+	text := pr.doc
+	if rendered != string(pr.doc) {
+		text = []byte(rendered)
+	}
+	// A new file holding the document as it came: one copy less of every document of a
+	// first mirror held until its commit (nothing writes into a file's content).
+	return placeDocument(ix, read, t, pr.d.id, isSealed(pr.d), text, p)
 }
 
 // Edit rewrites the existing document of id in place with doc, keeping comments and the
@@ -197,10 +236,10 @@ func bodyHolds(body string, want any) bool {
 	return err == nil && n != nil && reflect.DeepEqual(got, want)
 }
 
-// placeDocument writes a document that is not in the folder yet; doc is its text and
-// rendered the text a new file holds.
-func placeDocument(ix *Index, read ReadFile, t TypeInfo, d objectDoc, doc []byte, rendered string, p Placement) ([]FileEdit, error) {
-	at, err := choosePath(ix, t, d.id, isSealed(d), p)
+// placeDocument writes the document of id, which is not in the folder yet; text is what a
+// new file holds.
+func placeDocument(ix *Index, read ReadFile, t TypeInfo, id Identity, sealed bool, text []byte, p Placement) ([]FileEdit, error) {
+	at, err := choosePath(ix, t, id, sealed, p)
 	if err != nil {
 		return nil, err
 	}
@@ -208,28 +247,21 @@ func placeDocument(ix *Index, read ReadFile, t TypeInfo, d objectDoc, doc []byte
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", at.path, err)
 	}
-	var out []byte
-	if rendered == string(doc) {
-		// A new file holding the document as it came: one copy less of every document of a
-		// first mirror held until its commit (nothing writes into a file's content).
-		out = doc
-	} else {
-		out = []byte(rendered)
-	}
+	out := text
 	if exists {
 		pf, err := parseObjects(content)
 		if err != nil {
-			return nil, fmt.Errorf("place %s in %s: %w", d.id, at.path, asUnsupported(at.path, err))
+			return nil, fmt.Errorf("place %s in %s: %w", id, at.path, asUnsupported(at.path, err))
 		}
 		for _, other := range pf.docs {
-			if other.id == d.id {
-				return nil, fmt.Errorf("place %s in %s: the file holds it already: %w", d.id, at.path, ErrStaleIndex)
+			if other.id == id {
+				return nil, fmt.Errorf("place %s in %s: the file holds it already: %w", id, at.path, ErrStaleIndex)
 			}
-			if isSealed(d) || isSealed(other) {
-				return nil, fmt.Errorf("place %s in %s next to %s: %w", d.id, at.path, other.id, ErrSecretSharedFile)
+			if sealed || isSealed(other) {
+				return nil, fmt.Errorf("place %s in %s next to %s: %w", id, at.path, other.id, ErrSecretSharedFile)
 			}
 		}
-		out = appendDocument(content, rendered)
+		out = appendDocument(content, string(text))
 	}
 	edits := []FileEdit{{Path: at.path, Content: out}}
 	if at.kustomization != "" {

@@ -39,6 +39,9 @@ type Pipeline struct {
 	// Reducer takes server defaults out of live documents
 	// (docs/sanitize.md#server-defaults-are-not-edits); nil writes them as they are.
 	Reducer worker.Reducer
+	// RenderedDocs: the Hub's documents are sanitize.Object's, sealed or not, so a worker
+	// may write a new object's document as it is (worker.Config.RenderedDocs).
+	RenderedDocs bool
 	// Tune, when set, adjusts every branch worker's configuration (timings in tests).
 	Tune func(*worker.Config)
 	// MaxFileBytes bounds every file a branch worker reads.
@@ -125,6 +128,7 @@ func New(ctx context.Context, cfg *rest.Config, c client.Client, reader client.R
 		Sensitive:    opts.SensitiveTypes,
 		Catalog:      watch.NewCatalog(disco, log.WithName("catalog"), opts.CatalogOptions...),
 		Reducer:      pipelineReducer{defaults: sanitize.NewDefaulter(dyn)},
+		RenderedDocs: true, // the Hub above sanitizes with sanitize.Object
 		Tune:         opts.Tune,
 		MaxFileBytes: opts.MaxFileBytes,
 		Metrics:      m,

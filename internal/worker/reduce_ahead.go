@@ -66,7 +66,7 @@ func (s *branchState) reduceAhead(ctx context.Context, ts *targetState, actions 
 			wg.Go(func() {
 				defer func() { <-sem }()
 				doc := s.reduce(ctx, ts, j.a, j.render)
-				prepared[i] = reducedAhead{render: j.render, live: j.a.doc, doc: doc, prepared: layout.Prepare(doc, j.render == nil)}
+				prepared[i] = reducedAhead{render: j.render, live: j.a.doc, doc: doc, prepared: s.prepare(doc, j.a.id, j.render == nil)}
 			})
 		}
 		wg.Wait()
@@ -79,6 +79,16 @@ func (s *branchState) reduceAhead(ctx context.Context, ts *targetState, actions 
 		}
 		return out
 	}
+}
+
+// prepare parses doc, the document an upsert of id writes, for the layout; absent says the
+// folder does not hold id. The Reducer's answer for an object without a render is the live
+// document or the sanitizer's rendering of less, so with RenderedDocs it is written as it is.
+func (s *branchState) prepare(doc []byte, id layout.Identity, absent bool) *layout.Prepared {
+	if absent && s.cfg.RenderedDocs {
+		return layout.PrepareRendered(doc, id)
+	}
+	return layout.Prepare(doc, absent)
 }
 
 // reduced is the document an upsert writes, and that document prepared for the layout

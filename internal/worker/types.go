@@ -169,6 +169,11 @@ type Config struct {
 	// document already in Git omits (docs/sanitize.md#server-defaults-are-not-edits). Nil
 	// writes live documents as they are.
 	Reducer Reducer
+	// RenderedDocs says that every upsert's document is the sanitizer's
+	// (sanitize.Document) or sealed, as the pipeline's are: a first mirror then writes a new
+	// object's document without parsing it again (layout.PrepareRendered). Unset, every
+	// document is parsed and rendered, whatever its form.
+	RenderedDocs bool
 
 	// Journal keeps the deletes the worker receives until they are in Git, across worker
 	// replacement and restart (docs/branch-worker.md#restart); nil keeps none. Until it is
