@@ -49,6 +49,9 @@ func (r *Repo) encodePack(src storer.EncodedObjectStorer, hashes []plumbing.Hash
 	defer func() { _ = os.Remove(tmp.Name()) }() // gone by rename on success
 	pw := newPackOut(tmp, r.sha1())
 	name, entries, err := pw.write(src, hashes)
+	if err == nil {
+		err = tmp.Sync() // on disk before its index names it
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -79,12 +82,13 @@ func (r *Repo) placePack(dir, tmpPack string, name plumbing.Hash, entries []idxf
 	if err != nil {
 		return err
 	}
-	tmpIdx, err := r.writeTemp(dir, "tmp_idx_", func(w io.Writer, h hash.Hash) error { return idxfile.Encode(w, h, idx) })
+	tmpIdx, err := r.writeTemp(dir, "tmp_idx_", true, func(w io.Writer, h hash.Hash) error { return idxfile.Encode(w, h, idx) })
 	if err != nil {
 		return fmt.Errorf("write pack index: %w", err)
 	}
 	defer func() { _ = os.Remove(tmpIdx) }()
-	tmpRev, err := r.writeTemp(dir, "tmp_rev_", func(w io.Writer, h hash.Hash) error { return revfile.Encode(w, h, idx) })
+	// A reverse index lost in a crash is only slower: go-git makes one from the index.
+	tmpRev, err := r.writeTemp(dir, "tmp_rev_", false, func(w io.Writer, h hash.Hash) error { return revfile.Encode(w, h, idx) })
 	if err != nil {
 		return fmt.Errorf("write pack reverse index: %w", err)
 	}
@@ -101,8 +105,11 @@ func (r *Repo) placePack(dir, tmpPack string, name plumbing.Hash, entries []idxf
 }
 
 // writeTemp writes a new temporary file in dir through write, which is given the hash of
-// the local copy's object format for the file's trailer, and returns its path.
-func (r *Repo) writeTemp(dir, prefix string, write func(io.Writer, hash.Hash) error) (string, error) {
+// the local copy's object format for the file's trailer, and returns its path; durable
+// puts it on disk before it returns. The pack and its index are written durably, as git
+// does: go-git reads every pack of the local copy again after each commit, and one whose
+// index a crash cut short would stop every later commit.
+func (r *Repo) writeTemp(dir, prefix string, durable bool, write func(io.Writer, hash.Hash) error) (string, error) {
 	f, err := os.CreateTemp(dir, prefix)
 	if err != nil {
 		return "", err
@@ -115,6 +122,9 @@ func (r *Repo) writeTemp(dir, prefix string, write func(io.Writer, hash.Hash) er
 	err = write(bw, h)
 	if err == nil {
 		err = bw.Flush()
+	}
+	if err == nil && durable {
+		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -43,8 +43,9 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// A rendered document is written unparsed only as a new file of an unsealed object; an
-// object the folder holds (an edit), a sealed document and an unsafe name take the path
+// A rendered document is written unparsed only as a new file of an unsealed object whose
+// identity lines name it alone; an object the folder holds (an edit), a sealed document, an
+// unsafe name and a document that names another object or more than one take the path
 // Upsert takes, with the same result.
 func TestARenderedDocumentIsParsedWhereAnUpsertNeedsIt(t *testing.T) {
 	held := folder{"ns/core/configmaps/cfg.yaml": "# kept\n" + configMap("ns", "cfg", "1")}
@@ -61,6 +62,8 @@ func TestARenderedDocumentIsParsedWhereAnUpsertNeedsIt(t *testing.T) {
 		{"encrypted document", folder{}, cmType(), encrypted, Identity{Kind: "ConfigMap", Namespace: "ns", Name: "enc"}},
 		{"unsafe name", folder{}, cmType(), configMap("ns", "../x", "1"), Identity{Kind: "ConfigMap", Namespace: "ns", Name: "../x"}},
 		{"new document", folder{}, cmType(), configMap("ns", "cfg", "1"), Identity{Kind: "ConfigMap", Namespace: "ns", Name: "cfg"}},
+		{"identity other than the document's", folder{}, cmType(), configMap("ns", "cfg", "1"), Identity{Kind: "ConfigMap", Namespace: "ns", Name: "other"}},
+		{"two documents", folder{}, cmType(), configMap("ns", "cfg", "1") + "---\n" + configMap("ns", "b", "1"), Identity{Kind: "ConfigMap", Namespace: "ns", Name: "cfg"}},
 	}
 	for _, c := range cases {
 		ix := mustIndex(t, c.existing)

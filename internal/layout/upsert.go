@@ -59,20 +59,28 @@ func Prepare(doc []byte, absent bool) *Prepared {
 // PrepareRendered is Prepare of the document of an object the folder is thought not to
 // hold, for a document that the sanitizer rendered (sanitize.Document: block style,
 // YAML 1.1 words quoted) and that holds no block sequence: such a text is a new file's
-// as it is (a sanitize test checks this for its fixtures), so it is not parsed, unless the
-// folder turns out to hold the object already. id is the object's identity, which the
-// caller had from the object the document was rendered from. A sealed document (a core
-// Secret, or one with a top-level sops key) or one with a block sequence (which a new file
-// holds at its key's column) is prepared as Prepare does.
+// as it is (TestADocumentIsItsNewFileAsItIs in internal/sanitize checks this for the
+// sanitizer's tricky strings), so it is not parsed, unless the folder turns out to hold the
+// object already. id is the object's identity, which the caller had from the object the
+// document was rendered from; the document's identity lines must name it and nothing else
+// (read as the index reads them). A sealed document (a core Secret, or one with a top-level
+// sops key), one with a block sequence (which a new file holds at its key's column) and
+// any other is prepared as Prepare does.
 func PrepareRendered(doc []byte, id Identity) *Prepared {
 	text := string(doc) // no copy: only read here
-	if text == "" || isCoreSecret(id) || hasTopLevelKey(text, "sops") || hasSequenceEntry(text) {
+	if text == "" || isCoreSecret(id) || hasTopLevelKey(text, "sops") || hasSequenceEntry(text) || !namesOnly(doc, id) {
 		return Prepare(doc, true)
 	}
 	if err := checkSafeIdentity(id); err != nil {
 		return &Prepared{doc: doc, err: fmt.Errorf("upsert: %w", err)}
 	}
 	return &Prepared{doc: doc, d: objectDoc{id: id}, unparsed: true}
+}
+
+// namesOnly reports whether the identity lines of doc name id and no other object.
+func namesOnly(doc []byte, id Identity) bool {
+	ids, ok := scanIdentities(doc)
+	return ok && len(ids) == 1 && ids[0] == id
 }
 
 // hasTopLevelKey reports whether a block-style text may hold key at its top level: a line
@@ -89,9 +97,6 @@ func (pr *Prepared) render() (string, error) {
 	}
 	return out, nil
 }
-
-// Doc is the document that was prepared.
-func (pr *Prepared) Doc() []byte { return pr.doc }
 
 // UpsertPrepared is Upsert of a document prepared ahead.
 func UpsertPrepared(ix *Index, read ReadFile, t TypeInfo, pr *Prepared, p Placement) ([]FileEdit, error) {

@@ -2,6 +2,7 @@ package sanitize
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -15,7 +16,7 @@ import (
 // made. Checked for every tricky string in labels, annotations, data values and data keys.
 func TestADocumentIsItsNewFileAsItIs(t *testing.T) {
 	for _, v := range trickyValues {
-		newFileAsItIs(t, v)
+		newFileAsItIs(t, v, true)
 	}
 }
 
@@ -24,10 +25,12 @@ func FuzzADocumentIsItsNewFileAsItIs(f *testing.F) {
 	for _, v := range trickyValues {
 		f.Add(v)
 	}
-	f.Fuzz(newFileAsItIs)
+	f.Fuzz(func(t *testing.T, s string) { newFileAsItIs(t, s, false) })
 }
 
-func newFileAsItIs(t *testing.T, s string) {
+// newFileAsItIs checks the document of a ConfigMap holding s, without a list and with one;
+// unparsed says the first must be one PrepareRendered takes unparsed.
+func newFileAsItIs(t *testing.T, s string, unparsed bool) {
 	if !utf8.ValidString(s) {
 		return
 	}
@@ -40,8 +43,21 @@ func newFileAsItIs(t *testing.T, s string) {
 		},
 		"data":  map[string]any{"d": s, "key-" + s: "v", s: "as a key"},
 		"empty": map[string]any{},
-		"list":  []any{"a", s}, // a block sequence: parsed, as a new file holds it at its key's column
 	}
+	doc := sameAsParsed(t, s, obj)
+	if unparsed && holdsSequenceEntry(doc) {
+		// Taken unparsed only without a sequence entry: a string that puts one in a literal
+		// block must not make the check vacuous for the tricky strings.
+		t.Errorf("%q: the document holds a line like a sequence entry, so it is parsed:\n%s", s, doc)
+	}
+	obj["list"] = []any{"a", s} // a block sequence: parsed, as a new file holds it at its key's column
+	sameAsParsed(t, s, obj)
+}
+
+// sameAsParsed renders obj and checks that the new file written from its document as it is
+// (layout.PrepareRendered) is the one written after a parse; it returns the document.
+func sameAsParsed(t *testing.T, s string, obj map[string]any) []byte {
+	t.Helper()
 	doc, err := Document(obj)
 	if err != nil {
 		t.Fatalf("%q: %v", s, err)
@@ -61,4 +77,17 @@ func newFileAsItIs(t *testing.T, s string) {
 	if !bytes.Equal(edits[0].Content, parsed) {
 		t.Errorf("%q: the document written as it is:\n%s\nwritten after a parse:\n%s", s, edits[0].Content, parsed)
 	}
+	return doc
+}
+
+// holdsSequenceEntry reports a line that, without its indentation, starts a block sequence
+// entry: PrepareRendered parses such a document.
+func holdsSequenceEntry(doc []byte) bool {
+	for _, line := range strings.Split(string(doc), "\n") {
+		line = strings.TrimLeft(line, " ")
+		if line == "-" || strings.HasPrefix(line, "- ") {
+			return true
+		}
+	}
+	return false
 }

@@ -301,13 +301,16 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 		chunkOf := func(actions []action) []action {
 			return notExcluded(actions[:min(len(actions), reduceChunk)], excluded)
 		}
-		next := s.reduceAhead(ctx, ts, chunkOf(actions))
-		defer func() { next() }() // nothing prepared runs past the plan
+		// A plan that fails stops the chunk being prepared (its answers would be dropped)
+		// and waits for it: nothing prepared runs past the plan.
+		aheadCtx, cancel := context.WithCancel(ctx)
+		next := s.reduceAhead(aheadCtx, ts, chunkOf(actions))
+		defer func() { cancel(); next() }()
 		for len(actions) > 0 && p.failed == nil {
 			chunk := actions[:min(len(actions), reduceChunk)]
 			actions = actions[len(chunk):]
 			ahead = next()
-			next = s.reduceAhead(ctx, ts, chunkOf(actions))
+			next = s.reduceAhead(aheadCtx, ts, chunkOf(actions))
 			for _, a := range chunk {
 				decideOne(a)
 				s.planned(ts)

@@ -21,14 +21,17 @@ func (s *branchState) reduce(ctx context.Context, ts *targetState, a action, ren
 	if s.cfg.Reducer == nil || (render == nil && ts.cfg.KeepDefaults) {
 		return a.doc
 	}
-	ctx, cancel := context.WithTimeout(ctx, reduceTimeout)
+	asked, cancel := context.WithTimeout(ctx, reduceTimeout)
 	defer cancel()
 	var doc []byte
 	var err error
 	if render == nil {
-		doc, err = s.cfg.Reducer.Minimal(ctx, a.typ, a.doc)
+		doc, err = s.cfg.Reducer.Minimal(asked, a.typ, a.doc)
 	} else {
-		doc, err = s.cfg.Reducer.Reduce(ctx, a.typ, render, a.doc)
+		doc, err = s.cfg.Reducer.Reduce(asked, a.typ, render, a.doc)
+	}
+	if err != nil && ctx.Err() != nil {
+		return a.doc // the plan stopped asking (reduceAhead): the answer is not used
 	}
 	if err != nil {
 		s.cfg.Log.Info("writing the live document as it is: server defaults could not be told apart",
