@@ -38,22 +38,36 @@ func (s *branchState) remoteCtx(ctx context.Context) (context.Context, context.C
 	return context.WithTimeout(ctx, s.cfg.RemoteTimeout)
 }
 
-// planClosed decides every closed batch, in order. A batch that cannot be written now is
-// held, not dropped (docs/branch-worker.md#held-changes): it waits with the target's later
-// windows and is planned again when recheck is set (the recheck fetched first, so that a
-// fix pushed to the folder is planned on). A later snapshot of the target is planned at
-// once: it supersedes the held changes of its scope and is what measures RenderMatchesLive
-// again. A held target is not a failure of the branch: the other targets' batches are
-// planned and pushed meanwhile.
+// planTurn bounds the time one turn of the loop spends deciding closed batches: the rest
+// waits for the next turn, after the writes decided so far are pushed and the messages
+// that came meanwhile (a status, a stop, a new credential) are answered
+// (docs/branch-worker.md#a-bounded-turn). A single batch is never cut.
+const planTurn = time.Second
+
+// planClosed decides the closed batches, in order, for at most about planTurn. A batch that
+// cannot be written now is held, not dropped (docs/branch-worker.md#held-changes): it waits
+// with the target's later windows and is planned again when recheck is set (the recheck
+// fetched first, so that a fix pushed to the folder is planned on). A later snapshot of the
+// target is planned at once: it supersedes the held changes of its scope and is what
+// measures RenderMatchesLive again. A held target is not a failure of the branch: the other
+// targets' batches are planned and pushed meanwhile.
 func (s *branchState) planClosed(ctx context.Context, now time.Time, recheck bool) {
 	if len(s.closed) == 0 || !s.ensureReady(ctx, now) {
 		return
 	}
 	s.supersede()
 	s.coalesceHeld()
+	began := time.Now()
 	var parked []*batch
 	parkedTarget := map[string]bool{}
-	for _, b := range s.closed {
+	for i, b := range s.closed {
+		if i > 0 && time.Since(began) >= planTurn {
+			// The turn is over: what is left keeps its place after the parked batches (which
+			// came before it), and a recheck goes on at the next turn without fetching again.
+			s.closed = append(parked, s.closed[i:]...)
+			s.replanHeld = s.replanHeld || recheck
+			return
+		}
 		if parkedTarget[b.target] && !b.jumpsTheQueue() { // keep one target's windows in order
 			s.tellHeld(b)
 			parked = append(parked, b)

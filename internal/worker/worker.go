@@ -222,11 +222,13 @@ func (w *Worker) Run(ctx context.Context) {
 	for {
 		now := time.Now()
 		s.tick(ctx, now)
+		s.checkLedger("tick")
 		s.publishChanges()
 		s.publishOpen(now)
 		if m := w.parked; m != nil && ctx.Err() == nil {
 			w.parked = nil
 			s.handle(m, time.Now())
+			s.checkLedger(m)
 			w.handleQueued()
 			continue
 		}
@@ -238,15 +240,18 @@ func (w *Worker) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			s.shutdown()
+			s.checkLedger("shutdown")
 			close(w.stopping)
 			w.drain()
 			return
 		case m := <-inbox:
 			s.handle(m, time.Now())
+			s.checkLedger(m)
 			w.handleQueued()
 			s.cfg.Metrics.QueueDepth(s.branchLabel, len(w.inbox))
 		case r := <-s.applyResults:
 			s.applied(r, time.Now())
+			s.checkLedger("applied")
 		case <-timer.C:
 		}
 	}
@@ -271,6 +276,7 @@ func (w *Worker) handleQueued() {
 			switch m.(type) {
 			case eventMsg, snapshotMsg:
 				w.state.handle(m, time.Now())
+				w.state.checkLedger(m)
 			default:
 				w.parked = m
 				return
@@ -306,6 +312,7 @@ func (w *Worker) release(m any) {
 		// Received by a stopped worker: ended at once, as what it held was.
 		w.state.handle(m, time.Now())
 		w.state.releaseAll()
+		w.state.checkLedger("release")
 	case saveMsg:
 		m.reply <- SaveResult{Err: ErrStopped}
 	case statusMsg:
