@@ -67,7 +67,7 @@ type branchState struct {
 	branchLabel string
 	// ledger counts the changes received and how they ended (ledger.go); openPublished is
 	// when the open count was last set on its gauge.
-	ledger        Ledger
+	ledger Ledger
 	// ledgerCheck is the stress build's check of the ledger after every step (ledger_check_stress.go).
 	ledgerCheck struct {
 		last     Ledger
