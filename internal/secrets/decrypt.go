@@ -26,8 +26,7 @@ func Decrypt(sealedDoc []byte, identity string) ([]byte, error) {
 	}
 	ids = append(ids, parsed...)
 
-	store := newStore()
-	tree, err := store.LoadEncryptedFile(sealedDoc)
+	tree, err := loadSealed(sealedDoc)
 	if err != nil {
 		return nil, errors.New("secrets: not a SOPS YAML document")
 	}
@@ -47,7 +46,7 @@ func Decrypt(sealedDoc []byte, identity string) ([]byte, error) {
 	if err != nil || stored != mac {
 		return nil, errors.New("secrets: MAC mismatch: the document was altered")
 	}
-	out, err := store.EmitPlainFile(tree.Branches)
+	out, err := emitSOPSBranches(tree.Branches)
 	if err != nil {
 		return nil, errors.New("secrets: writing the decrypted document failed")
 	}

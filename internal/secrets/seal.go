@@ -7,15 +7,13 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/getsops/sops/v3"
 	"github.com/getsops/sops/v3/aes"
 	sopsage "github.com/getsops/sops/v3/age"
-	"github.com/getsops/sops/v3/cmd/sops/common"
-	"github.com/getsops/sops/v3/config"
 	"github.com/getsops/sops/v3/keys"
 	"github.com/getsops/sops/v3/keyservice"
-	sopsyaml "github.com/getsops/sops/v3/stores/yaml"
 	"github.com/getsops/sops/v3/version"
 )
 
@@ -104,12 +102,11 @@ func (s *Sealer) Seal(plainDoc []byte) ([]byte, error) {
 		return nil, err
 	}
 
-	store := newStore()
-	branches, err := store.LoadPlainFile(plainDoc)
-	if err != nil || len(branches) != 1 {
+	plain, err := loadSOPSBranch(plainDoc)
+	if err != nil {
 		return nil, errors.New("secrets: SOPS cannot read the document")
 	}
-	branch, err := withAnnotation(branches[0], DigestAnnotation, dgst)
+	branch, err := withAnnotation(plain, DigestAnnotation, dgst)
 	if err != nil {
 		return nil, err
 	}
@@ -136,19 +133,28 @@ func (s *Sealer) Seal(plainDoc []byte) ([]byte, error) {
 		// These errors name recipients (public keys) only.
 		return nil, fmt.Errorf("secrets: encrypting the data key: %w", errors.Join(errs...))
 	}
-	if err := common.EncryptTree(common.EncryptTreeOpts{DataKey: dataKey, Tree: &tree, Cipher: aes.NewCipher()}); err != nil {
+	if err := encryptTree(&tree, dataKey); err != nil {
 		// Not wrapped: SOPS's message may quote what it failed on.
 		return nil, errors.New("secrets: SOPS could not encrypt the document")
 	}
-	out, err := store.EmitEncryptedFile(tree)
+	out, err := emitSealed(tree)
 	if err != nil {
 		return nil, errors.New("secrets: SOPS could not write the encrypted document")
 	}
 	return out, nil
 }
 
-func newStore() *sopsyaml.Store {
-	return sopsyaml.NewStore(&config.YAMLStoreConfig{Indent: Indent})
+// encryptTree encrypts the tree's values with dataKey and records the MAC of their
+// plaintext, encrypted too, with the time it was made, as `sops encrypt` does.
+func encryptTree(tree *sops.Tree, dataKey []byte) error {
+	cipher := aes.NewCipher()
+	mac, err := tree.Encrypt(dataKey, cipher)
+	if err != nil {
+		return err
+	}
+	tree.Metadata.LastModified = time.Now().UTC()
+	tree.Metadata.MessageAuthenticationCode, err = cipher.Encrypt(mac, dataKey, tree.Metadata.LastModified.Format(time.RFC3339))
+	return err
 }
 
 // identityFields are the metadata path components that must stay readable.
