@@ -98,7 +98,7 @@ lint: ## gofmt and go vet.
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); test -z "$$out" || { echo "gofmt needed:"; echo "$$out"; exit 1; }
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./...
-	$(GO) vet -tags stress ./internal/stress/
+	$(GO) vet -tags stress ./internal/stress/ ./internal/worker/
 
 quickstart: build ## The embedded sandbox (control plane, Git server, operator, samples); QUICKSTART_EXIT=1 stops after the history.
 	@echo "quickstart: finding the control plane (kube-apiserver, etcd, kubectl). The first run builds it from source:" >&2

@@ -214,8 +214,13 @@ func (s *branchState) nextWake(now time.Time) time.Time {
 			wake = at
 		}
 	}
-	// Held batches wait for the recheck below, not for the branch's retry.
-	if (s.waitingToPlan() || !s.ready) && s.retryAt.Before(wake) {
+	// Held batches wait for the recheck below, not for the branch's retry; batches left by a
+	// turn's end are planned at once (planning needs no remote, and a push's backoff must not
+	// hold it).
+	switch {
+	case s.ready && s.waitingToPlan():
+		wake = now
+	case !s.ready && s.retryAt.Before(wake):
 		wake = s.retryAt
 	}
 	if !s.ready && !s.cfg.Journal.Loaded() {

@@ -38,13 +38,13 @@ func (s *branchState) remoteCtx(ctx context.Context) (context.Context, context.C
 	return context.WithTimeout(ctx, s.cfg.RemoteTimeout)
 }
 
-// planTurn bounds the time one turn of the loop spends deciding closed batches: the rest
-// waits for the next turn, after the writes decided so far are pushed and the messages
-// that came meanwhile (a status, a stop, a new credential) are answered
-// (docs/branch-worker.md#a-bounded-turn). A single batch is never cut.
+// planTurn is how long one turn of the loop decides closed batches before it stops (a
+// single batch is never cut): the rest waits for the next turn, after the writes decided so
+// far are pushed and the messages that came meanwhile (a status, a stop, a new credential)
+// are answered (docs/branch-worker.md#a-bounded-turn).
 const planTurn = time.Second
 
-// planClosed decides the closed batches, in order, for at most about planTurn. A batch that
+// planClosed decides the closed batches, in order, until planTurn has passed. A batch that
 // cannot be written now is held, not dropped (docs/branch-worker.md#held-changes): it waits
 // with the target's later windows and is planned again when recheck is set (the recheck
 // fetched first, so that a fix pushed to the folder is planned on). A later snapshot of the
@@ -52,22 +52,34 @@ const planTurn = time.Second
 // measures RenderMatchesLive again. A held target is not a failure of the branch: the other
 // targets' batches are planned and pushed meanwhile.
 func (s *branchState) planClosed(ctx context.Context, now time.Time, recheck bool) {
+	continuing := recheck && s.recheckCut
+	s.recheckCut = false
 	if len(s.closed) == 0 || !s.ensureReady(ctx, now) {
 		return
 	}
 	s.supersede()
 	s.coalesceHeld()
+	if !continuing {
+		for _, b := range s.closed {
+			b.rechecked = false
+		}
+	}
 	began := time.Now()
 	var parked []*batch
 	parkedTarget := map[string]bool{}
 	for i, b := range s.closed {
 		if i > 0 && time.Since(began) >= planTurn {
 			// The turn is over: what is left keeps its place after the parked batches (which
-			// came before it), and a recheck goes on at the next turn without fetching again.
+			// came before it). A recheck goes on at the next turn, without fetching again,
+			// with the batches it has not reached: those it held again wait for the next one.
 			s.closed = append(parked, s.closed[i:]...)
-			s.replanHeld = s.replanHeld || recheck
+			if recheck {
+				s.replanHeld, s.recheckCut = true, true
+			}
 			return
 		}
+		rechecking := recheck && !b.rechecked
+		b.rechecked = recheck
 		if parkedTarget[b.target] && !b.jumpsTheQueue() { // keep one target's windows in order
 			s.tellHeld(b)
 			parked = append(parked, b)
@@ -78,7 +90,7 @@ func (s *branchState) planClosed(ctx context.Context, now time.Time, recheck boo
 			s.awaitTarget(b)
 			continue
 		}
-		if ts.heldOrRefused() && !recheck && !b.jumpsTheQueue() {
+		if ts.heldOrRefused() && !rechecking && !b.jumpsTheQueue() {
 			s.tellHeld(b)
 			parked = append(parked, b)
 			parkedTarget[b.target] = true
@@ -277,7 +289,9 @@ func (s *branchState) rebuildOn(tip string) error {
 		if ts.folder.changedBy(changed) {
 			s.retryRefused(ts, time.Now())
 			// Plan the held batches on the new tip at the next tick, without fetching again.
-			s.replanHeld = s.replanHeld || ts.heldOrRefused()
+			if ts.heldOrRefused() {
+				s.replanHeld, s.recheckCut = true, false // a new tip: every held batch again
+			}
 		}
 	}
 	return nil

@@ -62,6 +62,9 @@ type branchState struct {
 	// replanHeld is set when a fetch brought a change of a held target's folder: the next
 	// tick plans its held batches without fetching again.
 	replanHeld bool
+	// recheckCut is set when the end of a turn cut a recheck short: the next turn goes on
+	// with the batches it has not reached (batch.rechecked).
+	recheckCut bool
 
 	// branchLabel names the branch in metrics (normalized URL, no credentials).
 	branchLabel string
@@ -69,10 +72,7 @@ type branchState struct {
 	// when the open count was last set on its gauge.
 	ledger Ledger
 	// ledgerCheck is the stress build's check of the ledger after every step (ledger_check_stress.go).
-	ledgerCheck struct {
-		last     Ledger
-		reported bool
-	}
+	ledgerCheck struct{ last Ledger }
 	openPublished time.Time
 	// marks are changes found unchanged while writes were pending: the journal forgets
 	// the deletes they end once nothing is pending (journal_queue.go).

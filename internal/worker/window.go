@@ -51,6 +51,9 @@ type batch struct {
 	// held is set once planning it failed: it waits for its target's recheck, even when it
 	// is a snapshot (docs/branch-worker.md#held-changes).
 	held bool
+	// rechecked is set once a recheck decided or passed it; a recheck cut short by the end
+	// of a turn goes on with the batches it has not reached (planClosed).
+	rechecked bool
 }
 
 // window is the open commit window: events of one (author, target) that arrived with less

@@ -46,7 +46,8 @@ func (f *slowReducer) Minimal(ctx context.Context, typ layout.TypeInfo, live []b
 
 // A backlog of closed windows that takes longer than one turn to plan is planned over
 // several turns, each ending with a push: what is decided reaches the remote while the rest
-// is planned, and the loop answers its messages in between
+// is planned, and the loop answers its messages in between (a status here; a stop, a new
+// credential)
 // (docs/branch-worker.md#a-bounded-turn). Planned in one turn, the 59 windows below would
 // go out in a single push after all of them.
 func TestABacklogLongerThanATurnIsPushedAsItIsPlanned(t *testing.T) {
@@ -66,7 +67,16 @@ func TestABacklogLongerThanATurnIsPushedAsItIsPlanned(t *testing.T) {
 		r.submit(upsert(author, "team-a", fmt.Sprintf("cm-%d", i), "1"))
 	}
 	close(red.gate)
-	r.settled()
+	// Sent behind the backlog: it is answered after the turn that takes the backlog in,
+	// while most of it is still to be planned; in one turn it would wait for all of it.
+	mid, err := r.worker.Status(r.ctx())
+	if err != nil {
+		t.Fatal(err)
+	}
+	final := r.settled()
+	if mid.Pushes >= final.Pushes {
+		t.Fatalf("the status sent behind the backlog was answered after its last push (%d pushes, %d in all)", mid.Pushes, final.Pushes)
+	}
 
 	for i := range backlog {
 		if !r.hasFile(cmPath("team-a", fmt.Sprintf("cm-%d", i))) {
