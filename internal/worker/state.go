@@ -72,7 +72,7 @@ type branchState struct {
 	// when the open count was last set on its gauge.
 	ledger Ledger
 	// ledgerCheck is the stress build's check of the ledger after every step (ledger_check_stress.go).
-	ledgerCheck struct{ last Ledger }
+	ledgerCheck   struct{ last Ledger }
 	openPublished time.Time
 	// marks are changes found unchanged while writes were pending: the journal forgets
 	// the deletes they end once nothing is pending (journal_queue.go).
