@@ -62,10 +62,6 @@ func emitSealed(tree sops.Tree) ([]byte, error) {
 // its type when it encrypts it). Comments are not kept; they are not part of the MAC, and a
 // document the operator seals has none.
 func loadSOPSBranch(doc []byte) (sops.TreeBranch, error) {
-	// Decoding into a map rejects a key defined twice, which the node tree keeps.
-	if err := yaml.NewDecoder(bytes.NewReader(doc)).Decode(&map[string]any{}); err != nil && !errors.Is(err, io.EOF) {
-		return nil, errNotAMapping
-	}
 	d := yaml.NewDecoder(bytes.NewReader(doc))
 	var root yaml.Node
 	if err := d.Decode(&root); err != nil {
@@ -77,6 +73,11 @@ func loadSOPSBranch(doc []byte) (sops.TreeBranch, error) {
 	var next yaml.Node
 	if err := d.Decode(&next); !errors.Is(err, io.EOF) {
 		return nil, errors.New("read the document: more than one YAML document")
+	}
+	// Decoding the parsed nodes into a map rejects a key defined twice, which the node tree
+	// keeps; the text is parsed once.
+	if err := root.Decode(&map[string]any{}); err != nil {
+		return nil, errNotAMapping
 	}
 	budget := maxSOPSNodes
 	top := &root
