@@ -752,13 +752,16 @@ func (r *stressRun) cutUntilCompacted(targets []*targetWorld) (int, bool) {
 		r.proxy.SetDown(false)
 		return 0, false
 	}
+	// A watch resumed from the cut reads from the revision after it, so that one must be
+	// compacted too: a compaction to exactly it expires a LIST at the cut, not the watch.
+	afterCut := nextRV(cut)
 	compacted := r.step("etcd to compact past the cut", func() (bool, string) {
 		ctx, cancel := r.ctx()
 		defer cancel()
 		var list corev1.ConfigMapList
 		err := r.world.c.List(ctx, &list, client.InNamespace(targets[0].ns), &client.ListOptions{Raw: &metav1.ListOptions{
-			ResourceVersion: cut, ResourceVersionMatch: metav1.ResourceVersionMatchExact, Limit: 1}})
-		return apierrors.IsResourceExpired(err) || apierrors.IsGone(err), fmt.Sprintf("list at %s: %v", cut, err)
+			ResourceVersion: afterCut, ResourceVersionMatch: metav1.ResourceVersionMatchExact, Limit: 1}})
+		return apierrors.IsResourceExpired(err) || apierrors.IsGone(err), fmt.Sprintf("list at %s: %v", afterCut, err)
 	})
 	r.proxy.SetDown(false)
 	r.note("the operator reaches the API server again (etcd compacted past %s: %t)", cut, compacted)
@@ -810,6 +813,15 @@ func rvAfter(a, b string) bool {
 	x, errA := strconv.ParseInt(a, 10, 64)
 	y, errB := strconv.ParseInt(b, 10, 64)
 	return errA == nil && errB == nil && x > y
+}
+
+// nextRV is the revision after rv (etcd's revisions, as rvAfter reads them).
+func nextRV(rv string) string {
+	n, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil {
+		return rv
+	}
+	return strconv.FormatInt(n+1, 10)
 }
 
 // waitGitMatchesCluster waits until both branches hold every live ConfigMap at its last
