@@ -39,7 +39,7 @@ type Pipeline struct {
 	// Reducer takes server defaults out of live documents
 	// (docs/sanitize.md#server-defaults-are-not-edits); nil writes them as they are.
 	Reducer worker.Reducer
-	// RenderedDocs: the Hub's documents are sanitize.Object's, sealed or not, so a worker
+	// RenderedDocs: the Hub's documents are sanitize.Render's, sealed or not, so a worker
 	// may write a new object's document as it is (worker.Config.RenderedDocs).
 	RenderedDocs bool
 	// Tune, when set, adjusts every branch worker's configuration (timings in tests).
@@ -124,11 +124,11 @@ func New(ctx context.Context, cfg *rest.Config, c client.Client, reader client.R
 	return &Pipeline{
 		Workers:      registry,
 		Router:       route.NewRouter(registry, attributor(opts, m), opts.SensitiveTypes),
-		Hub:          watch.NewHub(ctx, dyn, sanitize.Object, opts.SensitiveTypes, m, log.WithName("streams")),
+		Hub:          watch.NewHub(ctx, dyn, sanitize.Render, opts.SensitiveTypes, m, log.WithName("streams")),
 		Sensitive:    opts.SensitiveTypes,
 		Catalog:      watch.NewCatalog(disco, log.WithName("catalog"), opts.CatalogOptions...),
 		Reducer:      pipelineReducer{defaults: sanitize.NewDefaulter(dyn)},
-		RenderedDocs: true, // the Hub above sanitizes with sanitize.Object
+		RenderedDocs: true, // the Hub above sanitizes with sanitize.Render
 		Tune:         opts.Tune,
 		MaxFileBytes: opts.MaxFileBytes,
 		Metrics:      m,

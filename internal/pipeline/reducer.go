@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+	"github.com/gitops-reverser/gitops-reverser/internal/sanitize"
 	"github.com/gitops-reverser/gitops-reverser/internal/secrets"
 	"github.com/gitops-reverser/gitops-reverser/internal/worker"
 )
@@ -33,11 +34,11 @@ func (p pipelineReducer) Reduce(ctx context.Context, typ layout.TypeInfo, source
 
 // Minimal returns the smallest document of an object with none in Git
 // (docs/sanitize.md#minimal-documents); a sealed Secret's document is written as it is.
-func (p pipelineReducer) Minimal(ctx context.Context, typ layout.TypeInfo, live []byte) ([]byte, error) {
+func (p pipelineReducer) Minimal(ctx context.Context, typ layout.TypeInfo, live []byte, shape sanitize.Shape) ([]byte, error) {
 	if _, sealed := secrets.DigestOf(live); sealed || p.defaults == nil {
 		return live, nil
 	}
-	return p.defaults.Minimal(ctx, typ, live)
+	return p.defaults.Minimal(ctx, typ, live, shape)
 }
 
 func sameSealed(source, live []byte, liveDigest string) bool {

@@ -92,7 +92,7 @@ func (s *sink) snapshots(res watch.Resource, objects []watch.Object) []worker.Sn
 		if snap == nil {
 			continue
 		}
-		snap.Objects = append(snap.Objects, worker.SnapshotObject{ID: obj.ID, Doc: obj.Doc, Applier: worker.ApplierOf(obj.Labels, obj.TrackingID)})
+		snap.Objects = append(snap.Objects, worker.SnapshotObject{ID: obj.ID, Doc: obj.Doc, Shape: obj.Shape, Applier: worker.ApplierOf(obj.Labels, obj.TrackingID)})
 	}
 	return snaps
 }
@@ -101,7 +101,7 @@ func (s *sink) snapshots(res watch.Resource, objects []watch.Object) []worker.Sn
 // an object stop matching (its labels left the selector) deletes its document, as if the
 // object had left: Git shows what the claims select.
 func (s *sink) Change(ctx context.Context, res watch.Resource, ch watch.Change) error {
-	ev := worker.Event{Target: s.target, Type: res.TypeInfo(), ID: ch.Object.ID, Op: worker.OpUpsert, Doc: ch.Object.Doc,
+	ev := worker.Event{Target: s.target, Type: res.TypeInfo(), ID: ch.Object.ID, Op: worker.OpUpsert, Doc: ch.Object.Doc, Shape: ch.Object.Shape,
 		Managers: ch.Object.Managers, Applier: worker.ApplierOf(ch.Object.Labels, ch.Object.TrackingID)}
 	switch {
 	case s.sub.Matches(ch.Object, ch.Type):

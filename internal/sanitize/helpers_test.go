@@ -102,3 +102,13 @@ func lookup(obj any, path ...any) (any, bool) {
 	}
 	return cur, true
 }
+
+// watchedShape is the shape the watch learns of u: Render's.
+func watchedShape(t *testing.T, u *unstructured.Unstructured) Shape {
+	t.Helper()
+	r, err := Render(&unstructured.Unstructured{Object: copyValue(u.Object).(map[string]any)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Shape
+}

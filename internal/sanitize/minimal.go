@@ -46,7 +46,15 @@ var minimalKey = []byte("\x00minimal")
 // restore, or the bounds are reached — liveDoc is returned as it is: a longer document is
 // always right, a shorter one only when the server confirmed it. Other failures (no
 // permission, unreachable) are returned. Results are remembered by (gvr, liveDoc).
-func (d *Defaulter) MinimalDocument(ctx context.Context, gvr schema.GroupVersionResource, liveDoc []byte) ([]byte, error) {
+//
+// shape, when not zero, is ShapeOf the object liveDoc was rendered from: when an object of
+// that shape had nothing to omit, or the server could not be brought to answer for it,
+// liveDoc is returned without being parsed again. A shape that does not match liveDoc can
+// only make the answer liveDoc itself, which is always right.
+func (d *Defaulter) MinimalDocument(ctx context.Context, gvr schema.GroupVersionResource, liveDoc []byte, shape Shape) ([]byte, error) {
+	if d.shapes.writtenAsLive(shape) {
+		return liveDoc, nil
+	}
 	key := keyOf(gvr, minimalKey, liveDoc)
 	if out, ok := d.cache.get(key); ok {
 		return out, nil
@@ -73,13 +81,11 @@ func (d *Defaulter) MinimalDocument(ctx context.Context, gvr schema.GroupVersion
 func (d *Defaulter) minimal(ctx context.Context, gvr schema.GroupVersionResource, live map[string]any) (map[string]any, error) {
 	s := skeleton(live)
 	keptByUpdate(s, live)
-	shape := shapeKeyOf(gvr, s)
-	known, seen := d.shapes.get(shape)
-	if seen && (known.nothingToOmit || known.unanswered) {
-		// An object of this shape had no server-filled value, or the server could not be
-		// brought to answer for it: live is written, with no question.
+	shape := shapeOfSkeleton(s)
+	if d.shapes.writtenAsLive(shape) {
 		return nil, nil
 	}
+	known, _ := d.shapes.get(shape)
 	restored := append([][]any(nil), known.restored...)
 	for _, p := range restored {
 		restore(s, live, p)
@@ -282,14 +288,25 @@ func valuesDiffering(reduced, defaulted any, at []any) [][]any {
 // skeleton keeps apiVersion, kind and metadata of live, and the shape of everything else:
 // maps, and lists of maps with each element's name, without any other value.
 func skeleton(live map[string]any) map[string]any {
+	out := contentSkeleton(live)
+	if md, ok := live["metadata"]; ok {
+		out["metadata"] = copyValue(md)
+	}
+	return out
+}
+
+// contentSkeleton is skeleton without the metadata.
+func contentSkeleton(live map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range live {
-		if k == "apiVersion" || k == "kind" || k == "metadata" {
+		switch k {
+		case "metadata":
+		case "apiVersion", "kind":
 			out[k] = copyValue(v)
-			continue
-		}
-		if shaped, ok := shapeOf(v); ok {
-			out[k] = shaped
+		default:
+			if shaped, ok := shapeOf(v); ok {
+				out[k] = shaped
+			}
 		}
 	}
 	return out

@@ -101,14 +101,14 @@ func TestANewObjectIsWrittenWithoutTheValuesTheServerFillsIn(t *testing.T) {
 			[][]any{p("spec", "prune", "mode")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, liveDoc := createLive(ctx, t, c.gvr, c.source)
+			liveObj, liveDoc := createLive(ctx, t, c.gvr, c.source)
 			live := parsed(t, liveDoc)
 			for _, path := range c.absent {
 				if _, ok := lookup(live, path...); !ok && path[len(path)-1] != "nodePort" && path[len(path)-1] != "status" {
 					t.Fatalf("live lacks %v: the test proves nothing:\n%s", path, liveDoc)
 				}
 			}
-			doc, err := d.MinimalDocument(ctx, c.gvr, liveDoc)
+			doc, err := d.MinimalDocument(ctx, c.gvr, liveDoc, watchedShape(t, liveObj))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,9 +132,9 @@ func TestANewConfigMapIsWrittenAsItIs(t *testing.T) {
 	d := NewDefaulter(sharedDynamic)
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	for _, name := range []string{"settings", "other-settings"} {
-		_, liveDoc := createLive(ctx, t, gvr, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "+name+
+		liveObj, liveDoc := createLive(ctx, t, gvr, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "+name+
 			"\n  namespace: sanitize-defaults\ndata:\n  mode: \"on\"\n  empty: \"\"\n")
-		doc, err := d.MinimalDocument(ctx, gvr, liveDoc)
+		doc, err := d.MinimalDocument(ctx, gvr, liveDoc, watchedShape(t, liveObj))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +166,7 @@ func TestANewServicesChosenNodePortIsWritten(t *testing.T) {
 	defer cancel()
 	source := strings.ReplaceAll(sourceNodePortService, "name: api-nodeport", "name: chosen-port") + "      nodePort: 30999\n"
 	_, liveDoc := createLive(ctx, t, servicesGVR, source)
-	doc, err := NewDefaulter(sharedDynamic).MinimalDocument(ctx, servicesGVR, liveDoc)
+	doc, err := NewDefaulter(sharedDynamic).MinimalDocument(ctx, servicesGVR, liveDoc, Shape{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // causePaths returns the fields a refusal's validation causes name, resolved against live
@@ -127,11 +126,25 @@ func matchKey(node map[string]any, tokens []fieldToken) (string, int) {
 	return "", 0
 }
 
-// shapeKey names a type and a skeleton without its metadata: objects of one shape need the
-// same values restored, and share whether the server fills anything in.
-type shapeKey [sha256.Size]byte
+// Shape names what an object's content is made of: its apiVersion and kind, its maps and its
+// lists of maps without their other values (each list element keeping its name), and the
+// values a dry-run update keeps from the existing object (keptByUpdate) — metadata aside.
+// Objects of one shape need the same values restored, and share whether the server fills
+// anything in (docs/sanitize.md#minimal-documents). The zero Shape names none.
+type Shape [sha256.Size]byte
 
-func shapeKeyOf(gvr schema.GroupVersionResource, s map[string]any) shapeKey {
+// ShapeOf is the shape of a cleaned object: Clean's result, or a sanitized document parsed.
+// The watch learns it from the object it decoded, so that a minimal document of a known
+// shape needs no second parse.
+func ShapeOf(obj map[string]any) Shape {
+	s := contentSkeleton(obj)
+	keptByUpdate(s, obj)
+	return shapeOfSkeleton(s)
+}
+
+// shapeOfSkeleton is the Shape of a skeleton that keptByUpdate completed; its metadata, if
+// any, is left out.
+func shapeOfSkeleton(s map[string]any) Shape {
 	content := make(map[string]any, len(s))
 	for k, v := range s {
 		if k != "metadata" {
@@ -139,7 +152,7 @@ func shapeKeyOf(gvr schema.GroupVersionResource, s map[string]any) shapeKey {
 		}
 	}
 	b, _ := json.Marshal(content) // maps of plain values: encoding cannot fail
-	return sha256.Sum256(append([]byte(gvr.String()+"\x00"), b...))
+	return sha256.Sum256(b)
 }
 
 // shapeKnowledge is what one object taught about its shape.
@@ -159,21 +172,32 @@ const maxShapes = 1024
 // shapeMemory is safe for concurrent use.
 type shapeMemory struct {
 	mu     sync.Mutex
-	shapes map[shapeKey]shapeKnowledge
+	shapes map[Shape]shapeKnowledge
 }
 
-func (m *shapeMemory) get(k shapeKey) (shapeKnowledge, bool) {
+func (m *shapeMemory) get(k Shape) (shapeKnowledge, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	v, ok := m.shapes[k]
 	return v, ok
 }
 
-func (m *shapeMemory) put(k shapeKey, v shapeKnowledge) {
+// writtenAsLive reports whether an object of shape k had no server-filled value, or the
+// server could not be brought to answer for it: its live document is written, with no
+// question. The zero Shape is never known.
+func (m *shapeMemory) writtenAsLive(k Shape) bool {
+	if k == (Shape{}) {
+		return false
+	}
+	known, seen := m.get(k)
+	return seen && (known.nothingToOmit || known.unanswered)
+}
+
+func (m *shapeMemory) put(k Shape, v shapeKnowledge) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.shapes == nil || len(m.shapes) >= maxShapes {
-		m.shapes = map[shapeKey]shapeKnowledge{}
+		m.shapes = map[Shape]shapeKnowledge{}
 	}
 	m.shapes[k] = v
 }

@@ -15,8 +15,8 @@ func (d *Defaulter) Reduce(ctx context.Context, typ layout.TypeInfo, source, liv
 }
 
 // Minimal is MinimalDocument for the resource type as the layout describes it.
-func (d *Defaulter) Minimal(ctx context.Context, typ layout.TypeInfo, live []byte) ([]byte, error) {
-	return d.MinimalDocument(ctx, gvrOf(typ), live)
+func (d *Defaulter) Minimal(ctx context.Context, typ layout.TypeInfo, live []byte, shape Shape) ([]byte, error) {
+	return d.MinimalDocument(ctx, gvrOf(typ), live, shape)
 }
 
 func gvrOf(typ layout.TypeInfo) schema.GroupVersionResource {

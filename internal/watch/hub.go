@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/metrics"
+	"github.com/gitops-reverser/gitops-reverser/internal/sanitize"
 )
 
 // statusWait bounds how long Status waits for one stream.
@@ -39,11 +40,11 @@ type KeyStatus struct {
 // Calls for one owner must not run concurrently (the reconciler of one GitTarget never
 // does).
 type Hub struct {
-	ctx      context.Context
-	client   dynamic.Interface
-	sanitize func(*unstructured.Unstructured) ([]byte, error)
-	log      logr.Logger
-	metrics  *metrics.Metrics
+	ctx     context.Context
+	client  dynamic.Interface
+	render  func(*unstructured.Unstructured) (sanitize.Rendered, error)
+	log     logr.Logger
+	metrics *metrics.Metrics
 	// sensitive names the types whose streams keep no plaintext.
 	sensitive SensitiveTypes
 
@@ -52,10 +53,10 @@ type Hub struct {
 	owners  map[string]map[StreamKey]string // owner -> key -> fingerprint
 }
 
-// NewHub returns a hub whose streams read through client, sanitize with sanitize, keep no
+// NewHub returns a hub whose streams read through client, sanitize with render, keep no
 // plaintext of the sensitive types, record into m (may be nil) and end with ctx.
-func NewHub(ctx context.Context, client dynamic.Interface, sanitize func(*unstructured.Unstructured) ([]byte, error), sensitive SensitiveTypes, m *metrics.Metrics, log logr.Logger) *Hub {
-	return &Hub{ctx: ctx, client: client, sanitize: sanitize, log: log, metrics: m, sensitive: sensitive,
+func NewHub(ctx context.Context, client dynamic.Interface, render func(*unstructured.Unstructured) (sanitize.Rendered, error), sensitive SensitiveTypes, m *metrics.Metrics, log logr.Logger) *Hub {
+	return &Hub{ctx: ctx, client: client, render: render, log: log, metrics: m, sensitive: sensitive,
 		streams: map[StreamKey]*Stream{}, owners: map[string]map[StreamKey]string{}}
 }
 
@@ -178,7 +179,7 @@ func (h *Hub) stream(key StreamKey, res Resource) *Stream {
 			return s
 		}
 	}
-	s := StartStream(h.ctx, StreamConfig{Key: key, Resource: res, Client: h.client, Sanitize: h.sanitize,
+	s := StartStream(h.ctx, StreamConfig{Key: key, Resource: res, Client: h.client, Sanitize: h.render,
 		Sensitive: h.sensitive.Has(res), Metrics: h.metrics, Log: h.log.WithValues("stream", key.String())})
 	h.streams[key] = s
 	return s

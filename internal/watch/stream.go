@@ -23,6 +23,7 @@ import (
 
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
 	"github.com/gitops-reverser/gitops-reverser/internal/metrics"
+	"github.com/gitops-reverser/gitops-reverser/internal/sanitize"
 )
 
 // Defaults of StreamConfig.
@@ -41,9 +42,10 @@ type StreamConfig struct {
 	Key      StreamKey
 	Resource Resource
 	Client   dynamic.Interface
-	// Sanitize turns a live object into its document; on a failure (logged) the object keeps
-	// its place without a document, so that no sweep deletes it.
-	Sanitize func(*unstructured.Unstructured) ([]byte, error)
+	// Sanitize turns a live object into its document and the shape of its content; on a
+	// failure (logged) the object keeps its place without a document, so that no sweep
+	// deletes it.
+	Sanitize func(*unstructured.Unstructured) (sanitize.Rendered, error)
 	// Sensitive streams (Secrets) keep no document in memory after delivering it: the
 	// cache holds a digest to tell no-op updates, a new subscriber makes the stream take a
 	// fresh snapshot, and every delivered document is zeroed once all subscribers had it.
@@ -439,12 +441,12 @@ func (st *streamState) object(u *unstructured.Unstructured) (Object, bool) {
 	id := st.identity(u)
 	obj := Object{ID: id, UID: string(u.GetUID()), Labels: st.labels.of(u), ResourceVersion: u.GetResourceVersion(), Managers: lastManagers(u),
 		TrackingID: u.GetAnnotations()[TrackingAnnotation]}
-	doc, err := st.cfg.Sanitize(u)
+	rendered, err := st.cfg.Sanitize(u)
 	if err != nil {
 		st.cfg.Log.Error(err, "cannot sanitize object; its document is left as it is", "object", id.String(), "resourceVersion", u.GetResourceVersion())
 		return obj, true
 	}
-	obj.Doc = doc
+	obj.Doc, obj.Shape = rendered.Doc, rendered.Shape
 	return obj, true
 }
 

@@ -23,6 +23,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/sanitize"
 )
 
 // The rig of the stream tests: ConfigMaps in a namespace, a sanitizer that keeps name,
@@ -32,7 +34,7 @@ var streamConfigMaps = Resource{GVR: schema.GroupVersionResource{Version: "v1", 
 
 // streamSanitize renders apiVersion, kind, name, namespace, labels and data: annotations,
 // resourceVersion, managedFields and the rest of the bookkeeping are dropped.
-func streamSanitize(u *unstructured.Unstructured) ([]byte, error) {
+func streamSanitize(u *unstructured.Unstructured) (sanitize.Rendered, error) {
 	meta := map[string]any{"name": u.GetName(), "namespace": u.GetNamespace()}
 	if l := u.GetLabels(); len(l) > 0 {
 		meta["labels"] = l
@@ -41,7 +43,8 @@ func streamSanitize(u *unstructured.Unstructured) ([]byte, error) {
 	if data, ok := u.Object["data"]; ok {
 		doc["data"] = data
 	}
-	return yaml.Marshal(doc)
+	b, err := yaml.Marshal(doc)
+	return sanitize.Rendered{Doc: b}, err
 }
 
 // streamEvent is one delivery a recorder saw: a snapshot or a change.

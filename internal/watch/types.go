@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+	"github.com/gitops-reverser/gitops-reverser/internal/sanitize"
 )
 
 // Resource is one resource type found by discovery, at the version streams use.
@@ -60,6 +61,9 @@ type Object struct {
 	// Doc is the sanitized YAML document. It is nil for an object that exists but could
 	// not be sanitized: snapshots list it so that no sweep deletes its document.
 	Doc []byte
+	// Shape is the shape of the object's content (sanitize.ShapeOf), zero without a Doc:
+	// the Reducer knows an object of a known shape by it without parsing Doc again.
+	Shape sanitize.Shape
 	// Managers are the field managers of the object's newest managedFields entries (one,
 	// or several written in the same second): who wrote it last. The two-way loop tells an
 	// applier's write from an edit by them (docs/two-way.md).

@@ -275,7 +275,7 @@ func (f *folder) sweep(snap *Snapshot, prune PruneMode) (actions []action, retai
 		if obj.Doc == nil {
 			continue // exists, but unreadable: its document stays as it is
 		}
-		actions = append(actions, action{op: OpUpsert, typ: snap.Type, id: obj.ID, doc: obj.Doc, changes: 1, seq: snap.seq})
+		actions = append(actions, action{op: OpUpsert, typ: snap.Type, id: obj.ID, doc: obj.Doc, shape: obj.Shape, changes: 1, seq: snap.seq})
 	}
 	known := f.index.Identities()
 	if f.plan.kust != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
 	"github.com/gitops-reverser/gitops-reverser/internal/kustomize"
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+	"github.com/gitops-reverser/gitops-reverser/internal/sanitize"
 )
 
 // action is one decision of a plan. A replay applies exactly these, never a new picture
@@ -19,7 +20,8 @@ type action struct {
 	typ   layout.TypeInfo
 	id    layout.Identity
 	doc   []byte
-	sweep bool // a delete found by a snapshot's sweep, not a DELETE event
+	shape sanitize.Shape // of the live document's content (Event.Shape)
+	sweep bool           // a delete found by a snapshot's sweep, not a DELETE event
 	// live is the live document before the reducer took server defaults out of doc; a
 	// retry starts from it.
 	live []byte
@@ -324,7 +326,7 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 			p.unchanged = append(p.unchanged, action{op: ev.Op, id: ev.ID, changes: ev.changes, seq: ev.seq})
 			continue
 		}
-		actions = append(actions, action{op: ev.Op, typ: ev.Type, id: ev.ID, doc: ev.Doc, changes: ev.changes, seq: ev.seq})
+		actions = append(actions, action{op: ev.Op, typ: ev.Type, id: ev.ID, doc: ev.Doc, shape: ev.Shape, changes: ev.changes, seq: ev.seq})
 	}
 	decideAll(actions)
 	for _, snap := range b.snapshots {
@@ -371,7 +373,7 @@ func refusedChanges(actions []action, target string, author Author, seq uint64) 
 		if a.live != nil {
 			doc = a.live
 		}
-		ev := Event{Target: target, Author: author, Op: a.op, Type: a.typ, ID: a.id, Doc: doc, changes: a.changes, seq: a.seq}
+		ev := Event{Target: target, Author: author, Op: a.op, Type: a.typ, ID: a.id, Doc: doc, Shape: a.shape, changes: a.changes, seq: a.seq}
 		out = append(out, refusedChange{ev: ev, seq: seq})
 	}
 	return out

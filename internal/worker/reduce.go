@@ -26,7 +26,7 @@ func (s *branchState) reduce(ctx context.Context, ts *targetState, a action, ren
 	var doc []byte
 	var err error
 	if render == nil {
-		doc, err = s.cfg.Reducer.Minimal(asked, a.typ, a.doc)
+		doc, err = s.cfg.Reducer.Minimal(asked, a.typ, a.doc, a.shape)
 	} else {
 		doc, err = s.cfg.Reducer.Reduce(asked, a.typ, render, a.doc)
 	}

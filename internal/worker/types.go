@@ -9,6 +9,7 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/gitrepo"
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
 	"github.com/gitops-reverser/gitops-reverser/internal/metrics"
+	"github.com/gitops-reverser/gitops-reverser/internal/sanitize"
 )
 
 // Author is who made a change: the Kubernetes actor with attribution, else the committer.
@@ -44,6 +45,9 @@ type Event struct {
 	ID layout.Identity
 	// Doc is the sanitized YAML document (upserts only).
 	Doc []byte
+	// Shape is the shape of the object's content (sanitize.ShapeOf; zero: unknown), handed
+	// back to the Reducer with Doc.
+	Shape sanitize.Shape
 	// Trailers are lines the commit message ends with (the audit event behind the change,
 	// "Audit-ID: …"); repeated lines appear once.
 	Trailers []string
@@ -92,6 +96,8 @@ type Snapshot struct {
 type SnapshotObject struct {
 	ID  layout.Identity
 	Doc []byte
+	// Shape is the shape of the object's content (Event.Shape).
+	Shape sanitize.Shape
 	// Applier names the GitOps applier object that applied it (ApplierOf), "" for none.
 	Applier string
 }
@@ -212,10 +218,11 @@ type Config struct {
 // the live one without the values the API server would have defaulted from the source
 // (docs/sanitize.md#server-defaults-are-not-edits); Minimal returns, for an object with no
 // document in Git, the smallest document the server turns into the live object
-// (docs/sanitize.md#minimal-documents). Both return live unchanged when they cannot tell.
+// (docs/sanitize.md#minimal-documents), told the shape of its content when it is known.
+// Both return live unchanged when they cannot tell.
 type Reducer interface {
 	Reduce(ctx context.Context, typ layout.TypeInfo, source, live []byte) ([]byte, error)
-	Minimal(ctx context.Context, typ layout.TypeInfo, live []byte) ([]byte, error)
+	Minimal(ctx context.Context, typ layout.TypeInfo, live []byte, shape sanitize.Shape) ([]byte, error)
 }
 
 func (c *Config) applyDefaults() {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+	"github.com/gitops-reverser/gitops-reverser/internal/sanitize"
 )
 
 // slowReducer stands in for a loaded API server's dry-runs (a unit test of the hook only):
@@ -39,9 +40,9 @@ func (f *slowReducer) Reduce(ctx context.Context, typ layout.TypeInfo, source, l
 	return f.recordingReducer.Reduce(ctx, typ, source, live)
 }
 
-func (f *slowReducer) Minimal(ctx context.Context, typ layout.TypeInfo, live []byte) ([]byte, error) {
+func (f *slowReducer) Minimal(ctx context.Context, typ layout.TypeInfo, live []byte, _ sanitize.Shape) ([]byte, error) {
 	f.wait(ctx)
-	return f.recordingReducer.Minimal(ctx, typ, live)
+	return f.recordingReducer.Minimal(ctx, typ, live, sanitize.Shape{})
 }
 
 // A backlog of closed windows that takes longer than one turn to plan is planned over

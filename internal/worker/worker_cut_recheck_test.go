@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+	"github.com/gitops-reverser/gitops-reverser/internal/sanitize"
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
 
@@ -40,9 +41,9 @@ func (f *namingReducer) Reduce(ctx context.Context, typ layout.TypeInfo, source,
 	return f.recordingReducer.Reduce(ctx, typ, source, live)
 }
 
-func (f *namingReducer) Minimal(ctx context.Context, typ layout.TypeInfo, live []byte) ([]byte, error) {
+func (f *namingReducer) Minimal(ctx context.Context, typ layout.TypeInfo, live []byte, _ sanitize.Shape) ([]byte, error) {
 	f.note(ctx, live)
-	return f.recordingReducer.Minimal(ctx, typ, live)
+	return f.recordingReducer.Minimal(ctx, typ, live, sanitize.Shape{})
 }
 
 func (f *namingReducer) times(name string) int {

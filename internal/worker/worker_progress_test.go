@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+	"github.com/gitops-reverser/gitops-reverser/internal/sanitize"
 )
 
 // blockingReducer holds the worker in the middle of planning a snapshot: its third Minimal
@@ -23,7 +24,7 @@ func (r *blockingReducer) Reduce(_ context.Context, _ layout.TypeInfo, _, live [
 	return live, nil
 }
 
-func (r *blockingReducer) Minimal(ctx context.Context, _ layout.TypeInfo, live []byte) ([]byte, error) {
+func (r *blockingReducer) Minimal(ctx context.Context, _ layout.TypeInfo, live []byte, _ sanitize.Shape) ([]byte, error) {
 	r.mu.Lock()
 	r.calls++
 	// A call of the second chunk: the first chunk is planned, none of the second (a plan that

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+	"github.com/gitops-reverser/gitops-reverser/internal/sanitize"
 )
 
 // recordingReducer stands in for the API server's dry-runs (a unit test of the hook only):
@@ -25,7 +26,7 @@ func (f *recordingReducer) Reduce(_ context.Context, _ layout.TypeInfo, _, live 
 	return f.answer(&f.reduced, live)
 }
 
-func (f *recordingReducer) Minimal(_ context.Context, _ layout.TypeInfo, live []byte) ([]byte, error) {
+func (f *recordingReducer) Minimal(_ context.Context, _ layout.TypeInfo, live []byte, _ sanitize.Shape) ([]byte, error) {
 	return f.answer(&f.minimalized, live)
 }
 
