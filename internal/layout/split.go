@@ -27,19 +27,19 @@ func splitDocuments(content string) splitFile {
 	if strings.HasPrefix(content, utf8BOM) {
 		f.bom, content = utf8BOM, content[len(utf8BOM):]
 	}
+	// A segment's body is the lines between two separators: a slice of content, not a copy.
 	cur := segment{}
-	var body strings.Builder
-	for _, line := range splitLines(content) {
+	start, at := 0, 0
+	for line := range strings.Lines(content) {
 		if isSeparatorLine(line) {
-			cur.body = body.String()
+			cur.body = content[start:at]
 			f.segs = append(f.segs, cur)
 			cur = segment{sep: line}
-			body.Reset()
-			continue
+			start = at + len(line)
 		}
-		body.WriteString(line)
+		at += len(line)
 	}
-	cur.body = body.String()
+	cur.body = content[start:]
 	f.segs = append(f.segs, cur)
 	// A file that starts with a separator has an empty segment before it;
 	// keep the separator with the first document instead.
@@ -113,7 +113,7 @@ func isTriviaLine(line string) bool {
 
 // isEmptyBody reports whether a segment holds no document at all.
 func isEmptyBody(body string) bool {
-	for _, l := range splitLines(body) {
+	for l := range strings.Lines(body) {
 		if !isTriviaLine(l) {
 			return false
 		}
