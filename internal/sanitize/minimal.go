@@ -48,16 +48,17 @@ var minimalKey = []byte("\x00minimal")
 // permission, unreachable) are returned. Results are remembered by (gvr, liveDoc).
 //
 // shape, when not zero, is ShapeOf the object liveDoc was rendered from: when an object of
-// that shape had nothing to omit, or the server could not be brought to answer for it,
-// liveDoc is returned without being parsed again. A shape that does not match liveDoc can
-// only make the answer liveDoc itself, which is always right.
+// that type and shape had nothing to omit, or the server could not be brought to answer for
+// it, liveDoc is returned without being parsed again (and without being remembered). A
+// shape that does not match liveDoc can only make the answer liveDoc itself, which is
+// always right.
 func (d *Defaulter) MinimalDocument(ctx context.Context, gvr schema.GroupVersionResource, liveDoc []byte, shape Shape) ([]byte, error) {
-	if d.shapes.writtenAsLive(shape) {
-		return liveDoc, nil
-	}
 	key := keyOf(gvr, minimalKey, liveDoc)
 	if out, ok := d.cache.get(key); ok {
 		return out, nil
+	}
+	if d.shapes.writtenAsLive(gvr, shape) {
+		return liveDoc, nil
 	}
 	live, err := Parse(liveDoc)
 	if err != nil {
@@ -79,13 +80,11 @@ func (d *Defaulter) MinimalDocument(ctx context.Context, gvr schema.GroupVersion
 
 // minimal returns the reduced object, or nil when live is to be written as it is.
 func (d *Defaulter) minimal(ctx context.Context, gvr schema.GroupVersionResource, live map[string]any) (map[string]any, error) {
-	s := skeleton(live)
-	keptByUpdate(s, live)
-	shape := shapeOfSkeleton(s)
-	if d.shapes.writtenAsLive(shape) {
+	s, shape := skeletonOf(live)
+	if d.shapes.writtenAsLive(gvr, shape) {
 		return nil, nil
 	}
-	known, _ := d.shapes.get(shape)
+	known, _ := d.shapes.get(gvr, shape)
 	restored := append([][]any(nil), known.restored...)
 	for _, p := range restored {
 		restore(s, live, p)
@@ -97,7 +96,7 @@ func (d *Defaulter) minimal(ctx context.Context, gvr schema.GroupVersionResource
 			return nil, err
 		}
 		if defaulted == nil {
-			d.shapes.put(shape, shapeKnowledge{unanswered: true})
+			d.shapes.put(gvr, shape, shapeKnowledge{unanswered: true})
 			return nil, nil
 		}
 		full = Reduce(s, live, defaulted)
@@ -115,13 +114,13 @@ func (d *Defaulter) minimal(ctx context.Context, gvr schema.GroupVersionResource
 	}
 	reduced := dropEmpty(copyValue(full)).(map[string]any)
 	if equalValues(reduced, live) {
-		d.shapes.put(shape, shapeKnowledge{nothingToOmit: true})
+		d.shapes.put(gvr, shape, shapeKnowledge{nothingToOmit: true})
 		return nil, nil
 	}
-	d.shapes.put(shape, shapeKnowledge{restored: restored})
+	d.shapes.put(gvr, shape, shapeKnowledge{restored: restored})
 	out, err := d.verify(ctx, gvr, reduced, full, live)
 	if err == nil && out == nil {
-		d.shapes.put(shape, shapeKnowledge{unanswered: true})
+		d.shapes.put(gvr, shape, shapeKnowledge{unanswered: true})
 	}
 	return out, err
 }
@@ -283,6 +282,13 @@ func valuesDiffering(reduced, defaulted any, at []any) [][]any {
 		return [][]any{at}
 	}
 	return nil
+}
+
+// skeletonOf is the skeleton of live that keptByUpdate completed, and the Shape it names.
+func skeletonOf(live map[string]any) (map[string]any, Shape) {
+	s := skeleton(live)
+	keptByUpdate(s, live)
+	return s, shapeOfSkeleton(s)
 }
 
 // skeleton keeps apiVersion, kind and metadata of live, and the shape of everything else:

@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // causePaths returns the fields a refusal's validation causes name, resolved against live
@@ -169,37 +170,42 @@ type shapeKnowledge struct {
 // maxShapes bounds the shapes remembered; past it they are forgotten all at once.
 const maxShapes = 1024
 
-// shapeMemory is safe for concurrent use.
+// shapeMemory is safe for concurrent use. It knows shapes per resource type.
 type shapeMemory struct {
 	mu     sync.Mutex
-	shapes map[Shape]shapeKnowledge
+	shapes map[typedShape]shapeKnowledge
 }
 
-func (m *shapeMemory) get(k Shape) (shapeKnowledge, bool) {
+type typedShape struct {
+	gvr   schema.GroupVersionResource
+	shape Shape
+}
+
+func (m *shapeMemory) get(gvr schema.GroupVersionResource, shape Shape) (shapeKnowledge, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	v, ok := m.shapes[k]
+	v, ok := m.shapes[typedShape{gvr, shape}]
 	return v, ok
 }
 
-// writtenAsLive reports whether an object of shape k had no server-filled value, or the
-// server could not be brought to answer for it: its live document is written, with no
-// question. The zero Shape is never known.
-func (m *shapeMemory) writtenAsLive(k Shape) bool {
-	if k == (Shape{}) {
+// writtenAsLive reports whether an object of the type and shape had no server-filled
+// value, or the server could not be brought to answer for it: its live document is
+// written, with no question. The zero Shape is never known.
+func (m *shapeMemory) writtenAsLive(gvr schema.GroupVersionResource, shape Shape) bool {
+	if shape == (Shape{}) {
 		return false
 	}
-	known, seen := m.get(k)
+	known, seen := m.get(gvr, shape)
 	return seen && (known.nothingToOmit || known.unanswered)
 }
 
-func (m *shapeMemory) put(k Shape, v shapeKnowledge) {
+func (m *shapeMemory) put(gvr schema.GroupVersionResource, shape Shape, v shapeKnowledge) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.shapes == nil || len(m.shapes) >= maxShapes {
-		m.shapes = map[Shape]shapeKnowledge{}
+		m.shapes = map[typedShape]shapeKnowledge{}
 	}
-	m.shapes[k] = v
+	m.shapes[typedShape{gvr, shape}] = v
 }
 
 func hasKey(node map[string]any, key string) bool {

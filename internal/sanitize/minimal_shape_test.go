@@ -23,10 +23,7 @@ func TestTheWatchedShapeIsTheShapeOfTheParsedDocument(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			live := Clean(parsedDoc)
-			s := skeleton(live)
-			keptByUpdate(s, live)
-			if got := shapeOfSkeleton(s); got != rendered.Shape {
+			if _, got := skeletonOf(Clean(parsedDoc)); got != rendered.Shape {
 				t.Fatalf("the watch's shape differs from the parsed document's:\n%s", rendered.Doc)
 			}
 		})
@@ -71,7 +68,7 @@ func TestAKnownShapeWritesTheLiveDocumentWithoutParsingIt(t *testing.T) {
 	d := NewDefaulter(nil) // no server: any question would fail
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	known := ShapeOf(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"k": "v"}})
-	d.shapes.put(known, shapeKnowledge{nothingToOmit: true})
+	d.shapes.put(gvr, known, shapeKnowledge{nothingToOmit: true})
 
 	unparsable := []byte("data: [this is not read\n")
 	got, err := d.MinimalDocument(context.Background(), gvr, unparsable, known)
@@ -84,5 +81,9 @@ func TestAKnownShapeWritesTheLiveDocumentWithoutParsingIt(t *testing.T) {
 	other := ShapeOf(map[string]any{"apiVersion": "v1", "kind": "Secret", "data": map[string]any{"k": "v"}})
 	if _, err := d.MinimalDocument(context.Background(), gvr, unparsable, other); err == nil {
 		t.Fatal("a shape not known yet is learned from the parsed document, and this one cannot be parsed")
+	}
+	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	if _, err := d.MinimalDocument(context.Background(), secrets, unparsable, known); err == nil {
+		t.Fatal("a shape is known per resource type: another type's document is parsed")
 	}
 }

@@ -754,7 +754,12 @@ func (r *stressRun) cutUntilCompacted(targets []*targetWorld) (int, bool) {
 	}
 	// A watch resumed from the cut reads from the revision after it, so that one must be
 	// compacted too: a compaction to exactly it expires a LIST at the cut, not the watch.
-	afterCut := nextRV(cut)
+	afterCut, err := nextRV(cut)
+	if err != nil {
+		r.t.Errorf("410: %v", err)
+		r.proxy.SetDown(false)
+		return 0, false
+	}
 	compacted := r.step("etcd to compact past the cut", func() (bool, string) {
 		ctx, cancel := r.ctx()
 		defer cancel()
@@ -816,12 +821,12 @@ func rvAfter(a, b string) bool {
 }
 
 // nextRV is the revision after rv (etcd's revisions, as rvAfter reads them).
-func nextRV(rv string) string {
+func nextRV(rv string) (string, error) {
 	n, err := strconv.ParseInt(rv, 10, 64)
 	if err != nil {
-		return rv
+		return "", fmt.Errorf("resourceVersion %q is not an etcd revision: %w", rv, err)
 	}
-	return strconv.FormatInt(n+1, 10)
+	return strconv.FormatInt(n+1, 10), nil
 }
 
 // waitGitMatchesCluster waits until both branches hold every live ConfigMap at its last

@@ -179,7 +179,7 @@ func (h *Hub) stream(key StreamKey, res Resource) *Stream {
 			return s
 		}
 	}
-	s := StartStream(h.ctx, StreamConfig{Key: key, Resource: res, Client: h.client, Sanitize: h.render,
+	s := StartStream(h.ctx, StreamConfig{Key: key, Resource: res, Client: h.client, Render: h.render,
 		Sensitive: h.sensitive.Has(res), Metrics: h.metrics, Log: h.log.WithValues("stream", key.String())})
 	h.streams[key] = s
 	return s

@@ -42,10 +42,10 @@ type StreamConfig struct {
 	Key      StreamKey
 	Resource Resource
 	Client   dynamic.Interface
-	// Sanitize turns a live object into its document and the shape of its content; on a
+	// Render sanitizes a live object into its document and the shape of its content; on a
 	// failure (logged) the object keeps its place without a document, so that no sweep
 	// deletes it.
-	Sanitize func(*unstructured.Unstructured) (sanitize.Rendered, error)
+	Render func(*unstructured.Unstructured) (sanitize.Rendered, error)
 	// Sensitive streams (Secrets) keep no document in memory after delivering it: the
 	// cache holds a digest to tell no-op updates, a new subscriber makes the stream take a
 	// fresh snapshot, and every delivered document is zeroed once all subscribers had it.
@@ -441,7 +441,7 @@ func (st *streamState) object(u *unstructured.Unstructured) (Object, bool) {
 	id := st.identity(u)
 	obj := Object{ID: id, UID: string(u.GetUID()), Labels: st.labels.of(u), ResourceVersion: u.GetResourceVersion(), Managers: lastManagers(u),
 		TrackingID: u.GetAnnotations()[TrackingAnnotation]}
-	rendered, err := st.cfg.Sanitize(u)
+	rendered, err := st.cfg.Render(u)
 	if err != nil {
 		st.cfg.Log.Error(err, "cannot sanitize object; its document is left as it is", "object", id.String(), "resourceVersion", u.GetResourceVersion())
 		return obj, true

@@ -162,7 +162,7 @@ func startConfigMapStream(t *testing.T, cfg *rest.Config, ns string, tune func(*
 		Key:      StreamKey{GVR: streamConfigMaps.GVR, Namespace: ns},
 		Resource: streamConfigMaps,
 		Client:   client,
-		Sanitize: streamSanitize,
+		Render:   streamSanitize,
 		Log:      testr.New(t),
 		RetryMin: 50 * time.Millisecond,
 		RetryMax: time.Second,

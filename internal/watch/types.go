@@ -61,8 +61,9 @@ type Object struct {
 	// Doc is the sanitized YAML document. It is nil for an object that exists but could
 	// not be sanitized: snapshots list it so that no sweep deletes its document.
 	Doc []byte
-	// Shape is the shape of the object's content (sanitize.ShapeOf), zero without a Doc:
-	// the Reducer knows an object of a known shape by it without parsing Doc again.
+	// Shape is the shape of the object's content (sanitize.ShapeOf), zero when it could not
+	// be rendered: the Reducer knows an object of a known shape by it without parsing Doc
+	// again.
 	Shape sanitize.Shape
 	// Managers are the field managers of the object's newest managedFields entries (one,
 	// or several written in the same second): who wrote it last. The two-way loop tells an
