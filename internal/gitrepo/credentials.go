@@ -46,35 +46,38 @@ var ErrUnknownHostKey = errors.New("the server's SSH host key is not in known_ho
 
 // clientOptions turns credentials into go-git client options for a URL's scheme.
 // knownHostsDir holds the known_hosts file that SSH host key checks read.
-func clientOptions(u *url.URL, creds Credentials, knownHostsDir string) ([]client.Option, error) {
+// For http(s) it also returns the repository's HTTP session, which go-git's requests go
+// through and a streamed push posts with (push_stream.go).
+func clientOptions(u *url.URL, creds Credentials, knownHostsDir string) ([]client.Option, *httpSession, error) {
 	switch u.Scheme {
 	case "file":
-		return nil, fmt.Errorf("%w: file:// repositories are not supported: they would reach the operator's own files, other targets' local copies included", ErrInsecureTransport)
+		return nil, nil, fmt.Errorf("%w: file:// repositories are not supported: they would reach the operator's own files, other targets' local copies included", ErrInsecureTransport)
 	case "ssh":
 		auth, err := newSSHAuth(creds, knownHostsDir)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return []client.Option{client.WithSSHAuth(auth)}, nil
+		return []client.Option{client.WithSSHAuth(auth)}, nil, nil
 	case "http", "https":
 		_, urlPassword := u.User.Password()
 		secret := creds.Username != "" || creds.Password != "" || creds.BearerToken != "" || urlPassword
 		if u.Scheme == "http" && secret && !creds.PlainHTTP && !loopbackHost(u.Hostname()) {
-			return nil, fmt.Errorf("%w: credentials would cross the network in clear text to http://%s: use https://, or set spec.insecure: true on the GitProvider to accept that", ErrInsecureTransport, u.Host)
+			return nil, nil, fmt.Errorf("%w: credentials would cross the network in clear text to http://%s: use https://, or set spec.insecure: true on the GitProvider to accept that", ErrInsecureTransport, u.Host)
 		}
-		var opts []client.Option
-		if len(creds.CABundle) > 0 {
-			opts = append(opts, client.WithCABundle(creds.CABundle))
+		session, err := newHTTPSession(creds.CABundle)
+		if err != nil {
+			return nil, nil, err
 		}
+		opts := []client.Option{client.WithHTTPClient(session.client)}
 		switch {
 		case creds.Username != "" || creds.Password != "":
 			opts = append(opts, client.WithHTTPAuth(&githttp.BasicAuth{Username: creds.Username, Password: creds.Password}))
 		case creds.BearerToken != "":
 			opts = append(opts, client.WithHTTPAuth(&githttp.TokenAuth{Token: creds.BearerToken}))
 		}
-		return opts, nil
+		return opts, session, nil
 	default:
-		return nil, fmt.Errorf("repository URL scheme %q is not supported: use https://, http:// or ssh://", u.Scheme)
+		return nil, nil, fmt.Errorf("repository URL scheme %q is not supported: use https://, http:// or ssh://", u.Scheme)
 	}
 }
 

@@ -67,6 +67,9 @@ func (r *Repo) sendPack(ctx context.Context, branch, expected string, next plumb
 	if err != nil {
 		return err
 	}
+	if r.http != nil {
+		r.http.forgetDiscovery()
+	}
 	sess, err := client.New(r.options...).Handshake(ctx, &transport.Request{URL: u, Command: transport.ReceivePackService})
 	if err != nil {
 		return err
@@ -114,19 +117,36 @@ func (r *Repo) sendPack(ctx context.Context, branch, expected string, next plumb
 	if err != nil {
 		return err
 	}
-	if c, ok := pack.(*copiedPack); ok && c.size >= largePack {
-		// go-git's HTTP transport holds the whole request in memory before it sends it, in a
-		// buffer grown by doubling: the largest allocation of a first mirror. What the
-		// collector freed since it last ran goes back to the system first, so that the
-		// buffer does not come on top of it (docs/branch-worker.md#push).
-		debug.FreeOSMemory()
-	}
 	req := &transport.PushRequest{
 		Commands: []*packp.Command{{Name: name, Old: old, New: next}},
 		Packfile: pack,
 		Atomic:   sess.Capabilities().Supports(capability.Atomic),
 	}
-	if err := sess.Push(ctx, r.repo.Storer, req); err != nil {
+	c, copied := pack.(*copiedPack)
+	switch {
+	case copied && r.http != nil && !r.streamRefused && c.size >= r.streamAbove:
+		// go-git's HTTP session would hold the whole request in memory: it is streamed.
+		err = r.http.streamPush(ctx, r.repo.Storer, sess.Capabilities(), req)
+		if errors.Is(err, errStreamRefused) {
+			// Refused before any ref was looked at: sent again as go-git sends it, and
+			// never streamed to this remote again.
+			r.streamRefused = true
+			_ = pack.Close()
+			if req.Packfile, err = r.packToSend(hashes); err != nil {
+				return err
+			}
+			pack = req.Packfile
+			err = sess.Push(ctx, r.repo.Storer, req)
+		}
+	default:
+		if copied && c.size >= largePack {
+			// What the collector freed since it last ran goes back to the system before a
+			// large pack is sent (docs/branch-worker.md#push).
+			debug.FreeOSMemory()
+		}
+		err = sess.Push(ctx, r.repo.Storer, req)
+	}
+	if err != nil {
 		_ = pack.Close()
 		return err
 	}

@@ -26,6 +26,13 @@ type Repo struct {
 	dir     string // the bare local copy
 	repo    *git.Repository
 	options []client.Option
+	// http is the HTTP session of an http(s) remote, nil for ssh (push_stream.go).
+	http *httpSession
+	// streamAbove is the size of a pack sent from which a push over HTTP streams its
+	// request (largePack; tests lower it).
+	streamAbove int64
+	// streamRefused is set once the remote refused a streamed push for its form.
+	streamRefused bool
 	// packsAdded counts the packs written or fetched since MergePacks last looked.
 	packsAdded int
 	// maxFileBytes bounds every file read (bounds.DefaultMaxFileBytes when 0).
@@ -51,11 +58,11 @@ func Open(dir, rawURL string, creds Credentials) (*Repo, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open local copy of %s: %w", ownership.Redact(rawURL), err)
 	}
-	opts, err := clientOptions(u, creds, dir)
+	opts, session, err := clientOptions(u, creds, dir)
 	if err != nil {
 		return nil, fmt.Errorf("credentials for %s: %w", ownership.Redact(rawURL), err)
 	}
-	r := &Repo{url: rawURL, dir: dir, options: opts}
+	r := &Repo{url: rawURL, dir: dir, options: opts, http: session, streamAbove: largePack}
 	repo, err := openLocal(dir, &r.trees)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		if _, err = git.PlainInit(dir, true); err == nil {

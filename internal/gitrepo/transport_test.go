@@ -36,7 +36,7 @@ func TestTheTransportNeverExposesCredentialsOrLocalFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = clientOptions(u, c.creds, t.TempDir())
+		_, _, err = clientOptions(u, c.creds, t.TempDir())
 		if refused := err != nil; refused != c.refused {
 			t.Errorf("%s (%T creds, plain HTTP %t): error %v, want refused=%t", c.url, c.creds, c.creds.PlainHTTP, err, c.refused)
 		}
@@ -46,7 +46,7 @@ func TestTheTransportNeverExposesCredentialsOrLocalFiles(t *testing.T) {
 	}
 	// The refusal names the host, never the credentials.
 	u, _ := url.Parse("http://git.example.com/r.git")
-	if _, err := clientOptions(u, Credentials{Username: "bot", Password: "s3cret-pw"}, t.TempDir()); err == nil || strings.Contains(err.Error(), "s3cret-pw") {
+	if _, _, err := clientOptions(u, Credentials{Username: "bot", Password: "s3cret-pw"}, t.TempDir()); err == nil || strings.Contains(err.Error(), "s3cret-pw") {
 		t.Fatalf("refusal %v", err)
 	}
 }

@@ -1,11 +1,13 @@
 package servers
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/cgi"
@@ -40,6 +42,10 @@ type HTTPFrontend struct {
 	refuseEvery  atomic.Int64
 	pushAttempts atomic.Int64
 	refused      atomic.Int64
+	// streamedPushes counts the pushes whose request came without a length (chunked);
+	// refuseStreamed answers them 400, as a server that takes none.
+	streamedPushes atomic.Int64
+	refuseStreamed atomic.Bool
 
 	served    chan struct{} // closed when Serve has returned
 	serveErr  error         // why Serve returned, unless closed; read after served
@@ -132,6 +138,25 @@ func (f *HTTPFrontend) SetPasswords(passwords ...string) {
 // so nothing of it lands; 0 refuses none. The count runs on from earlier pushes.
 func (f *HTTPFrontend) RefusePushes(every int) { f.refuseEvery.Store(int64(every)) }
 
+// withLength reads a request body sent without a length (chunked) and gives the request
+// that length: Go's CGI host refuses chunked bodies, which Git hosts in front of
+// git http-backend accept (the git CLI sends a large push that way).
+func withLength(r *http.Request) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength, r.TransferEncoding = int64(len(body)), nil
+	return nil
+}
+
+// RefuseStreamedPushes makes the front end answer 400 to a push sent without a length.
+func (f *HTTPFrontend) RefuseStreamedPushes(refuse bool) { f.refuseStreamed.Store(refuse) }
+
+// StreamedPushes returns how many pushes sent their request without a length, as a stream.
+func (f *HTTPFrontend) StreamedPushes() int { return int(f.streamedPushes.Load()) }
+
 // RefusedPushes returns how many pushes RefusePushes failed.
 func (f *HTTPFrontend) RefusedPushes() int { return int(f.refused.Load()) }
 
@@ -149,6 +174,17 @@ func (f *HTTPFrontend) handler(backend http.Handler) http.Handler {
 		}
 		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git-receive-pack") {
 			n := f.pushAttempts.Add(1)
+			if r.ContentLength < 0 {
+				f.streamedPushes.Add(1)
+				if f.refuseStreamed.Load() {
+					http.Error(w, "chunked request bodies are not supported", http.StatusBadRequest)
+					return
+				}
+				if err := withLength(r); err != nil {
+					http.Error(w, "read the push: "+err.Error(), http.StatusBadRequest)
+					return
+				}
+			}
 			if every := f.refuseEvery.Load(); every > 0 && n%every == 0 {
 				f.refused.Add(1)
 				http.Error(w, "push refused (a failure the test asked for)", http.StatusInternalServerError)
