@@ -136,3 +136,20 @@ func TestAStreamedPushKeepsThePushRules(t *testing.T) {
 		remoteIsWhole(t, g)
 	})
 }
+
+// A repository URL with a query (a token some hosts take there) is pushed as go-git pushes
+// it: go-git posts to the URL with its query, where a streamed push would post without it.
+func TestAURLWithAQueryIsNotStreamed(t *testing.T) {
+	for url, streams := range map[string]bool{
+		"http://127.0.0.1:1/app.git":                   true,
+		"http://127.0.0.1:1/app.git?private_token=tok": false,
+	} {
+		r, err := Open(t.TempDir(), url, Credentials{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := !r.streamRefused; got != streams {
+			t.Errorf("%s: streams %t, want %t", url, got, streams)
+		}
+	}
+}

@@ -31,7 +31,8 @@ type Repo struct {
 	// streamAbove is the size of a pack sent from which a push over HTTP streams its
 	// request (largePack; tests lower it).
 	streamAbove int64
-	// streamRefused is set once the remote refused a streamed push for its form.
+	// streamRefused is set once the remote refused a streamed push for its form, and for a
+	// URL with a query.
 	streamRefused bool
 	// packsAdded counts the packs written or fetched since MergePacks last looked.
 	packsAdded int
@@ -62,7 +63,9 @@ func Open(dir, rawURL string, creds Credentials) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("credentials for %s: %w", ownership.Redact(rawURL), err)
 	}
-	r := &Repo{url: rawURL, dir: dir, options: opts, http: session, streamAbove: largePack}
+	// go-git posts a push to the repository URL with its query (a token some hosts take
+	// there), which a streamed push, posting where the discovery went, would leave out.
+	r := &Repo{url: rawURL, dir: dir, options: opts, http: session, streamAbove: largePack, streamRefused: u.RawQuery != ""}
 	repo, err := openLocal(dir, &r.trees)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		if _, err = git.PlainInit(dir, true); err == nil {
