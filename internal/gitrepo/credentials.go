@@ -64,7 +64,7 @@ func clientOptions(u *url.URL, creds Credentials, knownHostsDir string) ([]clien
 		if u.Scheme == "http" && secret && !creds.PlainHTTP && !loopbackHost(u.Hostname()) {
 			return nil, nil, fmt.Errorf("%w: credentials would cross the network in clear text to http://%s: use https://, or set spec.insecure: true on the GitProvider to accept that", ErrInsecureTransport, u.Host)
 		}
-		session, err := newHTTPSession(creds.CABundle)
+		session, err := newHTTPSession(creds.CABundle, secret)
 		if err != nil {
 			return nil, nil, err
 		}

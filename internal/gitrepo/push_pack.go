@@ -69,6 +69,7 @@ func (r *Repo) sendPack(ctx context.Context, branch, expected string, next plumb
 	}
 	if r.http != nil {
 		r.http.forgetDiscovery()
+		defer r.http.forgetDiscovery() // it holds the push's Authorization header
 	}
 	sess, err := client.New(r.options...).Handshake(ctx, &transport.Request{URL: u, Command: transport.ReceivePackService})
 	if err != nil {
@@ -127,10 +128,10 @@ func (r *Repo) sendPack(ctx context.Context, branch, expected string, next plumb
 	case copied && r.http != nil && !r.streamRefused && c.size >= r.streamAbove:
 		// go-git's HTTP session would hold the whole request in memory: it is streamed.
 		err = r.http.streamPush(ctx, r.repo.Storer, sess.Capabilities(), req)
-		if errors.Is(err, errStreamRefused) {
-			// Refused before any ref was looked at: sent again as go-git sends it, and
-			// never streamed to this remote again.
-			r.streamRefused = true
+		if errors.Is(err, errStreamRefused) || errors.Is(err, errNotStreamable) {
+			// Not sent, or refused before any ref was looked at: sent as go-git sends it.
+			// A remote that refused the form is never streamed to again.
+			r.streamRefused = r.streamRefused || errors.Is(err, errStreamRefused)
 			_ = pack.Close()
 			if req.Packfile, err = r.packToSend(hashes); err != nil {
 				return err

@@ -31,6 +31,9 @@ import (
 // httpSession is the HTTP client of one repository, shared with go-git.
 type httpSession struct {
 	client *http.Client
+	// credentials: the repository has credentials configured (a post without them would
+	// be refused where go-git's is not).
+	credentials bool
 
 	mu        sync.Mutex
 	discovery *http.Request // the last receive-pack discovery answered 200, or nil
@@ -38,7 +41,7 @@ type httpSession struct {
 
 // newHTTPSession makes the client: Go's default transport (proxy from the environment),
 // verifying the server with caBundle when given.
-func newHTTPSession(caBundle []byte) (*httpSession, error) {
+func newHTTPSession(caBundle []byte, credentials bool) (*httpSession, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	if len(caBundle) > 0 {
 		pool := x509.NewCertPool()
@@ -47,7 +50,7 @@ func newHTTPSession(caBundle []byte) (*httpSession, error) {
 		}
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	s := &httpSession{}
+	s := &httpSession{credentials: credentials}
 	s.client = &http.Client{Transport: &recordingTransport{next: tr, session: s}}
 	return s, nil
 }
@@ -77,10 +80,13 @@ func (s *httpSession) receivePackEndpoint() (endpoint *url.URL, authorization st
 	if s.discovery == nil {
 		return nil, "", false
 	}
-	u := *s.discovery.URL
-	u.Path = strings.TrimSuffix(u.Path, "/info/refs") + "/" + transport.ReceivePackService
-	u.RawPath, u.RawQuery, u.Fragment = "", "", ""
-	return &u, s.discovery.Header.Get("Authorization"), true
+	// As go-git joins its base: the path as it was spelled (%2F stays %2F), no userinfo.
+	d := s.discovery.URL
+	base, err := url.Parse(d.Scheme + "://" + d.Host + strings.TrimSuffix(d.EscapedPath(), "/info/refs"))
+	if err != nil {
+		return nil, "", false
+	}
+	return base.JoinPath(transport.ReceivePackService), s.discovery.Header.Get("Authorization"), true
 }
 
 // forgetDiscovery clears the record before a push's handshake, so that a push never posts
@@ -96,8 +102,10 @@ func (s *httpSession) forgetDiscovery() {
 // refuses it.
 func (s *httpSession) streamPush(ctx context.Context, st storage.Storer, caps *capability.List, req *transport.PushRequest) error {
 	endpoint, authorization, ok := s.receivePackEndpoint()
-	if !ok {
-		return errors.New("push: no receive-pack discovery to post after")
+	if !ok || authorization == "" && s.credentials {
+		// No discovery answered 200 to post after, or it went without the credentials
+		// go-git would give the post (after a redirect that left the origin and came back).
+		return errNotStreamable
 	}
 	body, w := io.Pipe()
 	post, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint.String(), body)
@@ -156,16 +164,19 @@ func (a *postAnswer) Read(p []byte) (int, error) {
 // Close does nothing: streamPush closes the response once the post has ended.
 func (a *postAnswer) Close() error { return nil }
 
-// errStreamRefused is a post the server refused for its form (400, 411, 413), before any
-// ref was looked at: a server that does not take a request without a length. The push is
-// sent again as go-git sends it.
+// errStreamRefused is a post the server refused for its form (400, 411), before any ref
+// was looked at: a server that does not take a request without a length. The push is sent
+// again as go-git sends it.
 var errStreamRefused = errors.New("the server does not take a push request without a length")
+
+// errNotStreamable: this push cannot be streamed as go-git would send it; go-git sends it.
+var errNotStreamable = errors.New("push not streamable")
 
 // statusError is a refused post as go-git names its kinds, so that the worker tells a
 // credential problem from another; the message holds no URL.
 func statusError(code int) error {
 	switch code {
-	case http.StatusBadRequest, http.StatusLengthRequired, http.StatusRequestEntityTooLarge:
+	case http.StatusBadRequest, http.StatusLengthRequired:
 		return fmt.Errorf("push: the server answered %d %s: %w", code, http.StatusText(code), errStreamRefused)
 	case http.StatusUnauthorized:
 		return fmt.Errorf("push: %w", transport.ErrAuthenticationRequired)

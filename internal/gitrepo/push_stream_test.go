@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -151,5 +152,29 @@ func TestAURLWithAQueryIsNotStreamed(t *testing.T) {
 		if got := !r.streamRefused; got != streams {
 			t.Errorf("%s: streams %t, want %t", url, got, streams)
 		}
+	}
+}
+
+// The post goes where go-git's would: the discovery's path as it was spelled, without its
+// query or userinfo; and without the credentials go-git would send, nothing is streamed.
+func TestAStreamedPushPostsWhereGoGitWould(t *testing.T) {
+	s, err := newHTTPSession(nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := s.receivePackEndpoint(); ok {
+		t.Fatal("an endpoint without a discovery")
+	}
+	discovery, err := http.NewRequest(http.MethodGet, "http://bot@git.example/team%2Fapp.git/info/refs?service=git-receive-pack", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.discovery = discovery
+	endpoint, authorization, ok := s.receivePackEndpoint()
+	if !ok || endpoint.String() != "http://git.example/team%2Fapp.git/git-receive-pack" || authorization != "" {
+		t.Fatalf("endpoint %v, %q, %t; want http://git.example/team%%2Fapp.git/git-receive-pack", endpoint, authorization, ok)
+	}
+	if err := s.streamPush(testCtx(t), nil, nil, nil); !errors.Is(err, errNotStreamable) {
+		t.Fatalf("a discovery without the configured credentials: %v, want it left to go-git", err)
 	}
 }
