@@ -90,8 +90,9 @@ type Identity struct {
 type CommitMessageSpec struct {
 	// Template renders the message of a commit made from a closed window. It sees
 	// .Author, .GitTarget, .Count, .Summary (what changed: "update ConfigMap demo/app",
-	// "create 3, update 2 in demo") and .Changes (each with .Operation — create, update,
-	// delete or prune — .Object, .Kind, .Namespace, .Name and .Path).
+	// "create 3, update 2 in demo"), .Changes (the first 1,000, each with .Operation —
+	// create, update, delete or prune — .Object, .Kind, .Namespace, .Name and .Path) and
+	// .Omitted (how many more changes the commit holds).
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
 	Template string `json:"template,omitempty"`

@@ -29,14 +29,18 @@ import (
 // compressed bytes of one window are held at a time.
 const encodeWindow = 256
 
-// encodePack writes the objects hashes, read from src, as one new pack of the local copy
+// readWindow reads the objects of a window of a pack, which starts at the pack's first-th
+// object.
+type readWindow func(first int, window []plumbing.Hash) ([]plainObject, error)
+
+// encodePack writes the objects hashes, read through read, as one new pack of the local copy
 // (without deltas) and returns its name; it is indexed and readable once this returns.
 //
 // The pack and its index are written here, not through go-git's pack writer, which parses
 // (inflates and hashes again) every object it is handed to build the index: the index is
 // known as the pack is written. Objects are compressed on every CPU, a window at a time,
 // and written in order (docs/branch-worker.md#objects-in-packs).
-func (r *Repo) encodePack(src storer.EncodedObjectStorer, hashes []plumbing.Hash) (plumbing.Hash, error) {
+func (r *Repo) encodePack(hashes []plumbing.Hash, read readWindow) (plumbing.Hash, error) {
 	reindexer, ok := r.repo.Storer.(interface{ Reindex() error })
 	if !ok {
 		return plumbing.ZeroHash, fmt.Errorf("the local copy's storage cannot take packs")
@@ -48,7 +52,7 @@ func (r *Repo) encodePack(src storer.EncodedObjectStorer, hashes []plumbing.Hash
 	}
 	defer func() { _ = os.Remove(tmp.Name()) }() // gone by rename on success
 	pw := newPackOut(tmp, r.sha1())
-	name, entries, err := pw.write(src, hashes)
+	name, entries, err := pw.write(hashes, read)
 	if err == nil {
 		err = tmp.Sync() // on disk before its index names it
 	}
@@ -174,7 +178,7 @@ func (p *packOut) put(b []byte) error {
 }
 
 // write writes the pack of hashes and returns its name (the trailer) and its index entries.
-func (p *packOut) write(src storer.EncodedObjectStorer, hashes []plumbing.Hash) (plumbing.Hash, []idxfile.Entry, error) {
+func (p *packOut) write(hashes []plumbing.Hash, read readWindow) (plumbing.Hash, []idxfile.Entry, error) {
 	head := make([]byte, 12)
 	copy(head, "PACK")
 	binary.BigEndian.PutUint32(head[4:], 2)
@@ -186,7 +190,7 @@ func (p *packOut) write(src storer.EncodedObjectStorer, hashes []plumbing.Hash) 
 	c := newCompressors()
 	for start := 0; start < len(hashes); start += encodeWindow {
 		window := hashes[start:min(len(hashes), start+encodeWindow)]
-		objs, err := readObjects(src, window)
+		objs, err := read(start, window)
 		if err != nil {
 			return plumbing.ZeroHash, nil, err
 		}
@@ -258,11 +262,8 @@ func readObjects(src storer.EncodedObjectStorer, hashes []plumbing.Hash) ([]plai
 	return out, nil
 }
 
-// objectContent is an object's content; a held blob's is its slice, not a copy.
+// objectContent is an object's content.
 func objectContent(o plumbing.EncodedObject) ([]byte, error) {
-	if b, ok := o.(*heldBlob); ok {
-		return b.content, nil
-	}
 	rd, err := o.Reader()
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/go-git/go-billy/v6/osfs"
@@ -16,7 +17,6 @@ import (
 	"github.com/go-git/go-git/v6/plumbing/hash"
 	"github.com/go-git/go-git/v6/plumbing/storer"
 	"github.com/go-git/go-git/v6/storage/filesystem/dotgit"
-	"github.com/go-git/go-git/v6/storage/memory"
 )
 
 // Packs of the local copy (docs/branch-worker.md#objects-in-packs). A commit's new objects
@@ -33,79 +33,112 @@ const mergeFanIn = 16
 
 var mergeTiers = []int64{64 << 10, 1 << 20, 16 << 20}
 
-// objectBatch holds the objects one commit creates until they are written as one pack.
+// objectBatch holds the objects one commit creates until they are written as one pack: each
+// object's name, type and content, nothing more (a first mirror of 100,000 files holds as
+// many objects at once, and go-git's memory storage spent three records on each).
 type objectBatch struct {
-	mem    *memory.Storage
-	hashes []plumbing.Hash
-	// newObject makes an object in the local copy's object format.
-	newObject func() plumbing.EncodedObject
+	objects []batchObject
 	// hasher names objects in the local copy's object format.
 	hasher *plumbing.ObjectHasher
 }
 
-func (r *Repo) newObjectBatch() *objectBatch {
-	return &objectBatch{mem: memory.NewStorage(), newObject: r.repo.Storer.NewEncodedObject,
-		hasher: plumbing.FromObjectFormat(r.format)}
+// batchObject is one object of a batch.
+type batchObject struct {
+	hash plumbing.Hash
+	plainObject
+}
+
+// newObjectBatch makes a batch for about size objects.
+func (r *Repo) newObjectBatch(size int) *objectBatch {
+	return &objectBatch{objects: make([]batchObject, 0, size), hasher: plumbing.FromObjectFormat(r.format)}
 }
 
 // storeBlob adds a blob of content, which the batch holds as it is (not a copy) until its
 // pack is written: the caller does not change it. A first mirror's files are most of its
 // heap, held by the plan until the commit.
 func (b *objectBatch) storeBlob(content []byte) (plumbing.Hash, error) {
-	h, err := b.hasher.Compute(plumbing.BlobObject, content)
+	return b.store(plumbing.BlobObject, content)
+}
+
+// storeEncoded adds the object encode writes (a tree, a commit) into a buffer of about
+// size bytes, its expected length: a buffer grown by doubling held up to twice a large
+// tree.
+func (b *objectBatch) storeEncoded(size int, encode func(plumbing.EncodedObject) error) (plumbing.Hash, error) {
+	o := &encodedObject{content: make([]byte, 0, size)}
+	if err := encode(o); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return b.store(o.typ, o.content)
+}
+
+// store adds an object. One the batch holds already is dropped when the pack is written (a
+// pack names each object once). One the local copy holds may be written again: asking
+// would cost a file lookup per new object, and a push copies packs only when they hold
+// each object it sends once and nothing else (push_pack.go).
+func (b *objectBatch) store(typ plumbing.ObjectType, content []byte) (plumbing.Hash, error) {
+	h, err := b.hasher.Compute(typ, content)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return b.store(&heldBlob{hash: h, content: content})
+	b.objects = append(b.objects, batchObject{hash: h, plainObject: plainObject{typ: typ, content: content}})
+	return h, nil
 }
 
-// heldBlob is a blob whose content is a slice it was given.
-type heldBlob struct {
-	hash    plumbing.Hash
+// distinct sorts the batch's objects by name and drops the repeated ones, and returns
+// their names in that order.
+func (b *objectBatch) distinct() []plumbing.Hash {
+	slices.SortFunc(b.objects, func(x, y batchObject) int { return x.hash.Compare(y.hash.Bytes()) })
+	b.objects = slices.CompactFunc(b.objects, func(x, y batchObject) bool { return x.hash == y.hash })
+	hashes := make([]plumbing.Hash, len(b.objects))
+	for i, o := range b.objects {
+		hashes[i] = o.hash
+	}
+	return hashes
+}
+
+// read returns the contents of the objects from first on, as many as window names.
+func (b *objectBatch) read(first int, window []plumbing.Hash) ([]plainObject, error) {
+	out := make([]plainObject, len(window))
+	for i := range window {
+		out[i] = b.objects[first+i].plainObject
+	}
+	return out, nil
+}
+
+// encodedObject is an object encoded into a buffer it was given.
+type encodedObject struct {
+	typ     plumbing.ObjectType
 	content []byte
 }
 
-func (o *heldBlob) Hash() plumbing.Hash         { return o.hash }
-func (o *heldBlob) Type() plumbing.ObjectType   { return plumbing.BlobObject }
-func (o *heldBlob) SetType(plumbing.ObjectType) {}
-func (o *heldBlob) Size() int64                 { return int64(len(o.content)) }
-func (o *heldBlob) SetSize(int64)               {}
-func (o *heldBlob) Writer() (io.WriteCloser, error) {
-	return nil, errors.New("a held blob cannot be written")
+func (o *encodedObject) Hash() plumbing.Hash             { return plumbing.ZeroHash } // named by the batch
+func (o *encodedObject) Type() plumbing.ObjectType       { return o.typ }
+func (o *encodedObject) SetType(t plumbing.ObjectType)   { o.typ = t }
+func (o *encodedObject) Size() int64                     { return int64(len(o.content)) }
+func (o *encodedObject) SetSize(int64)                   {}
+func (o *encodedObject) Writer() (io.WriteCloser, error) { return o, nil }
+func (o *encodedObject) Write(p []byte) (int, error) {
+	o.content = append(o.content, p...)
+	return len(p), nil
 }
-func (o *heldBlob) Reader() (io.ReadCloser, error) {
+func (o *encodedObject) Close() error { return nil }
+func (o *encodedObject) Reader() (io.ReadCloser, error) {
 	return io.NopCloser(bytes.NewReader(o.content)), nil
-}
-
-// store adds an object; one the batch holds already is not added again (a pack names each
-// object once). One the local copy holds may be written again: asking would cost a file
-// lookup per new object, and a push copies packs only when they hold each object it sends
-// once and nothing else (push_pack.go).
-func (b *objectBatch) store(obj plumbing.EncodedObject) (plumbing.Hash, error) {
-	h := obj.Hash()
-	if b.mem.HasEncodedObject(h) == nil {
-		return h, nil
-	}
-	h, err := b.mem.SetEncodedObject(obj)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	b.hashes = append(b.hashes, h)
-	return h, nil
 }
 
 // writePack writes the batch's objects into the local copy as one pack (no delta search:
 // the objects are new files, and a push sends them as they are).
 func (r *Repo) writePack(b *objectBatch) error {
-	if len(b.hashes) == 0 {
+	if len(b.objects) == 0 {
 		return nil
 	}
-	name, err := r.encodePack(b.mem, b.hashes)
+	hashes := b.distinct()
+	name, err := r.encodePack(hashes, b.read)
 	if err != nil {
 		return fmt.Errorf("write the commit's objects: %w", err)
 	}
 	r.packsAdded++
-	r.noteWritten(name, b.hashes)
+	r.noteWritten(name, hashes)
 	return nil
 }
 
@@ -167,7 +200,8 @@ func (r *Repo) mergePacks(pos storer.PackedObjectStorer, packs []plumbing.Hash) 
 	if err != nil {
 		return err
 	}
-	if _, err := r.encodePack(r.repo.Storer, hashes); err != nil {
+	read := func(_ int, window []plumbing.Hash) ([]plainObject, error) { return readObjects(r.repo.Storer, window) }
+	if _, err := r.encodePack(hashes, read); err != nil {
 		return err
 	}
 	// go-git's object cache keeps objects that read their content lazily from the pack they

@@ -57,7 +57,7 @@ func (r *Repo) Commit(parent string, changes []Change, spec CommitSpec) (string,
 		}
 		edits[c.Path] = c
 	}
-	objs := r.newObjectBatch()
+	objs := r.newObjectBatch(len(changes) + 16)
 	tree, err := r.editTree(objs, base, edits)
 	if err != nil {
 		return "", err
@@ -84,13 +84,9 @@ func (r *Repo) Commit(parent string, changes []Change, spec CommitSpec) (string,
 			return "", err
 		}
 	}
-	obj := r.repo.Storer.NewEncodedObject()
-	if err := c.Encode(obj); err != nil {
-		return "", fmt.Errorf("encode commit: %w", err)
-	}
-	h, err := objs.store(obj)
+	h, err := objs.storeEncoded(len(c.Message)+len(c.Signature)+1024, func(o plumbing.EncodedObject) error { return c.Encode(o) })
 	if err != nil {
-		return "", fmt.Errorf("store commit: %w", err)
+		return "", fmt.Errorf("encode commit: %w", err)
 	}
 	if err := r.writePack(objs); err != nil {
 		return "", err
@@ -200,13 +196,13 @@ func editEntry(objs *objectBatch, entries map[string]object.TreeEntry, name stri
 func writeTree(objs *objectBatch, entries []object.TreeEntry) (plumbing.Hash, error) {
 	sort.Sort(object.TreeEntrySorter(entries))
 	t := &object.Tree{Entries: entries}
-	obj := objs.newObject()
-	if err := t.Encode(obj); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("encode tree: %w", err)
+	size := 0
+	for _, e := range entries {
+		size += len(e.Name) + len("100644 \x00") + e.Hash.Size()
 	}
-	h, err := objs.store(obj)
+	h, err := objs.storeEncoded(size, func(o plumbing.EncodedObject) error { return t.Encode(o) })
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("store tree: %w", err)
+		return plumbing.ZeroHash, fmt.Errorf("encode tree: %w", err)
 	}
 	return h, nil
 }

@@ -269,7 +269,8 @@ func (f *folder) renderAhead(id layout.Identity) []byte {
 // allows, deletes of the scope's documents whose object is gone; retained counts the
 // documents the mode keeps.
 func (f *folder) sweep(snap *Snapshot, prune PruneMode) (actions []action, retained int) {
-	listed := map[layout.Identity]bool{}
+	listed := make(map[layout.Identity]bool, len(snap.Objects))
+	actions = make([]action, 0, len(snap.Objects))
 	for _, obj := range snap.Objects {
 		listed[obj.ID] = true
 		if obj.Doc == nil {

@@ -12,11 +12,13 @@ const (
 	// counts, after the name of their author.
 	defaultMessageTemplate = `{{if eq .Count 1}}{{.Summary}}{{else}}{{.Author}}: {{.Summary}}{{end}}
 {{range .Changes}}
-- {{.Operation}} {{.Object}} ({{.Path}}){{end}}
+- {{.Operation}} {{.Object}} ({{.Path}}){{end}}{{if .Omitted}}
+- and {{.Omitted}} more{{end}}
 `
 	defaultResyncTemplate = `Resync: {{.Summary}}
 {{range .Changes}}
-- {{.Operation}} {{.Object}} ({{.Path}}){{end}}
+- {{.Operation}} {{.Object}} ({{.Path}}){{end}}{{if .Omitted}}
+- and {{.Omitted}} more{{end}}
 `
 )
 
@@ -24,11 +26,14 @@ const (
 type messageData struct {
 	Author    string
 	GitTarget string
-	Count     int
-	// Summary says what changed (summarize): "update ConfigMap demo/app-config",
-	// "create 3, update 2 in demo".
+	// Count is the number of changes, listed or not.
+	Count int
+	// Summary says what changed (changeList.summarize): "update ConfigMap
+	// demo/app-config", "create 3, update 2 in demo".
 	Summary string
+	// Changes are the first maxListedChanges changes; Omitted counts the others.
 	Changes []changeLine
+	Omitted int
 }
 
 // changeLine is one changed object in a commit message.
@@ -67,7 +72,7 @@ func newMessages(windowTpl, resyncTpl string) (*messages, error) {
 }
 
 // render writes the message of a batch. A CommitRequest's message replaces the subject.
-func (m *messages) render(b *batch, changes []changeLine) string {
+func (m *messages) render(b *batch, changes *changeList) string {
 	return withTrailers(m.body(b, changes), b.events)
 }
 
@@ -90,18 +95,22 @@ func withTrailers(msg string, events []Event) string {
 	return strings.TrimRight(msg, "\n") + "\n\n" + strings.Join(lines, "\n") + "\n"
 }
 
-func (m *messages) body(b *batch, changes []changeLine) string {
+func (m *messages) body(b *batch, changes *changeList) string {
 	tpl := m.window
 	if len(b.snapshots) > 0 {
 		tpl = m.resync
 	}
-	data := messageData{Author: b.author.Name, GitTarget: b.target, Count: len(changes), Summary: summarize(changes), Changes: changes}
+	data := messageData{Author: b.author.Name, GitTarget: b.target, Count: changes.total, Summary: changes.summarize(),
+		Changes: changes.listed, Omitted: changes.omitted()}
 	if b.message != "" {
 		var body bytes.Buffer
 		body.WriteString(b.message)
 		body.WriteString("\n")
-		for _, c := range changes {
+		for _, c := range data.Changes {
 			fmt.Fprintf(&body, "\n- %s %s (%s)", c.Operation, c.Object, c.Path)
+		}
+		if data.Omitted > 0 {
+			fmt.Fprintf(&body, "\n- and %d more", data.Omitted)
 		}
 		return body.String() + "\n"
 	}

@@ -207,7 +207,7 @@ func (s *branchState) decide(ctx context.Context, b *batch) (out *pendingWrite, 
 		return nil, fmt.Errorf("bootstrap %s: %w", ts.cfg.Name, err)
 	}
 	pw := &pendingWrite{target: b.target, author: b.author, actions: p.actions, waiters: b.waiters, received: b.received, seq: seq}
-	pw.message = s.messages.render(b, p.lines)
+	pw.message = s.messages.render(b, &p.changes)
 	commit, err := s.commit(f.changes(), pw)
 	if err != nil {
 		return nil, err
@@ -232,7 +232,7 @@ func (s *branchState) decide(ctx context.Context, b *batch) (out *pendingWrite, 
 // plannedBatch is one planning pass over a batch.
 type plannedBatch struct {
 	actions []action
-	lines   []changeLine
+	changes changeList
 	// objectRefusals are writes the render refused while planning them (unplaceable,
 	// outside the folder, fan-in): they were left out and changed nothing.
 	objectRefusals []error
@@ -254,7 +254,13 @@ type plannedBatch struct {
 // folder plan, and verifies the result against the render.
 func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, excluded map[string]bool) plannedBatch {
 	f := ts.folder
-	p := plannedBatch{excluded: map[string]int{}}
+	// As many actions as the batch holds changes and listed objects, allocated once: a
+	// first mirror's are held until its push lands.
+	size := len(b.events)
+	for _, snap := range b.snapshots {
+		size += len(snap.Objects)
+	}
+	p := plannedBatch{excluded: map[string]int{}, actions: make([]action, 0, size)}
 	if ts.first != nil {
 		ts.first.written = 0 // a batch planned again counts again
 	}
@@ -294,7 +300,7 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 		}
 		a.live = live.doc
 		p.actions = append(p.actions, a)
-		p.lines = append(p.lines, changeLineOf(a, f.path(edits[0].Path)))
+		p.changes.add(a, func() string { return f.path(edits[0].Path) })
 	}
 
 	// Decided in chunks: a chunk's upserts are prepared together (the Reducer's questions,
@@ -319,7 +325,7 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 			}
 		}
 	}
-	var actions []action
+	actions := make([]action, 0, len(b.events))
 	for _, ev := range b.events {
 		if ev.Op == OpDelete && !ts.cfg.Prune.deletesOnEvent() {
 			// The prune mode keeps the document.
@@ -342,6 +348,9 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 	}
 	if p.failed != nil {
 		return p
+	}
+	if len(p.actions) < cap(p.actions)/2 {
+		p.actions = slices.Clone(p.actions) // most planned to nothing: hold no more than the rest
 	}
 	p.refusal = f.verify()
 	return p

@@ -1,0 +1,50 @@
+package worker
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gitops-reverser/gitops-reverser/internal/layout"
+)
+
+// A commit message lists at most maxListedChanges changes, says how many more there are,
+// and its subject and .Count count them all: the default templates, a custom one, and a
+// CommitRequest's message alike.
+func TestACommitMessageListsAThousandChangesAndCountsAll(t *testing.T) {
+	const n = maxListedChanges + 500
+	actions := make([]action, n)
+	for i := range actions {
+		actions[i] = action{op: OpUpsert, id: layout.Identity{Kind: "ConfigMap", Namespace: "demo", Name: fmt.Sprintf("cm-%05d", i)}, created: true}
+	}
+	m, err := newMessages("{{.Count}} {{len .Changes}} {{.Omitted}}", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.render(&batch{target: "demo/live"}, listOf(actions...)); got != "1500 1000 500" {
+		t.Errorf("a custom template saw %q, want .Count 1500, 1000 .Changes, .Omitted 500", got)
+	}
+	defaults, err := newMessages("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string]*batch{
+		"a window":          {target: "demo/live", author: Author{Name: "alice"}},
+		"a resync":          {target: "demo/live", snapshots: []*Snapshot{{}}},
+		"a CommitRequest's": {target: "demo/live", message: "release 1.2"},
+	} {
+		msg := defaults.render(b, listOf(actions...))
+		if lines := strings.Count(msg, "\n- create "); lines != maxListedChanges {
+			t.Errorf("%s message lists %d changes, want %d", name, lines, maxListedChanges)
+		}
+		if !strings.Contains(msg, "\n- and 500 more\n") {
+			t.Errorf("%s message does not say how many it leaves out:\n%s", name, msg[len(msg)-200:])
+		}
+		if strings.Contains(msg, "cm-01000") {
+			t.Errorf("%s message lists a change past the first %d", name, maxListedChanges)
+		}
+		if subject, _, _ := strings.Cut(msg, "\n"); name != "a CommitRequest's" && !strings.Contains(subject, "create 1500 in demo") {
+			t.Errorf("%s subject %q does not count every change", name, subject)
+		}
+	}
+}
