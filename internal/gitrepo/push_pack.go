@@ -125,13 +125,18 @@ func (r *Repo) sendPack(ctx context.Context, branch, expected string, next plumb
 	}
 	c, copied := pack.(*copiedPack)
 	switch {
-	case copied && r.http != nil && !r.streamRefused && c.size >= r.streamAbove:
+	case copied && r.http != nil && !r.noStreaming && c.size >= r.streamAbove:
 		// go-git's HTTP session would hold the whole request in memory: it is streamed.
 		err = r.http.streamPush(ctx, r.repo.Storer, sess.Capabilities(), req)
-		if errors.Is(err, errStreamRefused) || errors.Is(err, errNotStreamable) {
-			// Not sent, or refused before any ref was looked at: sent as go-git sends it.
-			// A remote that refused the form is never streamed to again.
-			r.streamRefused = r.streamRefused || errors.Is(err, errStreamRefused)
+		switch {
+		case errors.Is(err, errNotStreamable):
+			// Not sent, its pack not read: sent as go-git sends it.
+			err = sess.Push(ctx, r.repo.Storer, req)
+		case errors.Is(err, errStreamRefused):
+			// Refused before any ref was looked at, the pack read in part: sent again from
+			// its start as go-git sends it. A remote that refused the form is never
+			// streamed to again.
+			r.noStreaming = true
 			_ = pack.Close()
 			if req.Packfile, err = r.packToSend(hashes); err != nil {
 				return err

@@ -149,7 +149,7 @@ func TestAURLWithAQueryIsNotStreamed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := !r.streamRefused; got != streams {
+		if got := !r.noStreaming; got != streams {
 			t.Errorf("%s: streams %t, want %t", url, got, streams)
 		}
 	}

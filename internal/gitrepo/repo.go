@@ -31,9 +31,9 @@ type Repo struct {
 	// streamAbove is the size of a pack sent from which a push over HTTP streams its
 	// request (largePack; tests lower it).
 	streamAbove int64
-	// streamRefused is set once the remote refused a streamed push for its form, and for a
-	// URL with a query.
-	streamRefused bool
+	// noStreaming: no push is streamed, because the remote refused a streamed push for its
+	// form, or because the URL has a query (go-git posts with it, its discovery carries none).
+	noStreaming bool
 	// packsAdded counts the packs written or fetched since MergePacks last looked.
 	packsAdded int
 	// maxFileBytes bounds every file read (bounds.DefaultMaxFileBytes when 0).
@@ -65,7 +65,7 @@ func Open(dir, rawURL string, creds Credentials) (*Repo, error) {
 	}
 	// go-git posts a push to the repository URL with its query (a token some hosts take
 	// there), which a streamed push, posting where the discovery went, would leave out.
-	r := &Repo{url: rawURL, dir: dir, options: opts, http: session, streamAbove: largePack, streamRefused: u.RawQuery != ""}
+	r := &Repo{url: rawURL, dir: dir, options: opts, http: session, streamAbove: largePack, noStreaming: u.RawQuery != ""}
 	repo, err := openLocal(dir, &r.trees)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		if _, err = git.PlainInit(dir, true); err == nil {

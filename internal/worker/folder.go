@@ -265,18 +265,14 @@ func (f *folder) renderAhead(id layout.Identity) []byte {
 	return doc
 }
 
-// sweep turns a snapshot into upserts of every listed object and, where the prune mode
-// allows, deletes of the scope's documents whose object is gone; retained counts the
-// documents the mode keeps.
-func (f *folder) sweep(snap *Snapshot, prune PruneMode) (actions []action, retained int) {
+// sweep turns a snapshot into upserts of every listed object (made a chunk at a time as
+// the plan takes them: a first mirror's would be 100,000 actions at once beside the plan's
+// own) and, where the prune mode allows, deletes of the scope's documents whose object is
+// gone; retained counts the documents the mode keeps.
+func (f *folder) sweep(snap *Snapshot, prune PruneMode) (upserts actionSource, deletes []action, retained int) {
 	listed := make(map[layout.Identity]bool, len(snap.Objects))
-	actions = make([]action, 0, len(snap.Objects))
 	for _, obj := range snap.Objects {
 		listed[obj.ID] = true
-		if obj.Doc == nil {
-			continue // exists, but unreadable: its document stays as it is
-		}
-		actions = append(actions, action{op: OpUpsert, typ: snap.Type, id: obj.ID, doc: obj.Doc, shape: obj.Shape, changes: 1, seq: snap.seq})
 	}
 	known := f.index.Identities()
 	if f.plan.kust != nil {
@@ -290,9 +286,38 @@ func (f *folder) sweep(snap *Snapshot, prune PruneMode) (actions []action, retai
 			retained++
 			continue
 		}
-		actions = append(actions, action{op: OpDelete, typ: snap.Type, id: id, sweep: true, seq: snap.seq})
+		deletes = append(deletes, action{op: OpDelete, typ: snap.Type, id: id, sweep: true, seq: snap.seq})
 	}
-	return actions, retained
+	return upsertsOf(snap), deletes, retained
+}
+
+// actionSource hands out a plan's actions, at most n at a time; none once all were.
+type actionSource func(n int) []action
+
+// sliceSource hands out actions.
+func sliceSource(actions []action) actionSource {
+	return func(n int) []action {
+		chunk := actions[:min(n, len(actions))]
+		actions = actions[len(chunk):]
+		return chunk
+	}
+}
+
+// upsertsOf hands out an upsert of each object snap lists with a document (one without
+// exists, but is unreadable: its document stays as it is).
+func upsertsOf(snap *Snapshot) actionSource {
+	objs := snap.Objects
+	return func(n int) []action {
+		var chunk []action
+		for len(objs) > 0 && len(chunk) < n {
+			obj := objs[0]
+			objs = objs[1:]
+			if obj.Doc != nil {
+				chunk = append(chunk, action{op: OpUpsert, typ: snap.Type, id: obj.ID, doc: obj.Doc, shape: obj.Shape, changes: 1, seq: snap.seq})
+			}
+		}
+		return chunk
+	}
 }
 
 // bootstrap adds the folder's README.md when this plan creates the folder (a folder that

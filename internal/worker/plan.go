@@ -305,20 +305,18 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 
 	// Decided in chunks: a chunk's upserts are prepared together (the Reducer's questions,
 	// the parse), the next chunk's while this one is decided.
-	decideAll := func(actions []action) {
-		chunkOf := func(actions []action) []action {
-			return notExcluded(actions[:min(len(actions), reduceChunk)], excluded)
-		}
+	decideAll := func(next actionSource) {
 		// A plan that fails stops the chunk being prepared (its answers would be dropped)
 		// and waits for it: nothing prepared runs past the plan.
 		aheadCtx, cancel := context.WithCancel(ctx)
-		next := s.reduceAhead(aheadCtx, ts, chunkOf(actions))
-		defer func() { cancel(); next() }()
-		for len(actions) > 0 && p.failed == nil {
-			chunk := actions[:min(len(actions), reduceChunk)]
-			actions = actions[len(chunk):]
-			ahead = next()
-			next = s.reduceAhead(aheadCtx, ts, chunkOf(actions))
+		coming := next(reduceChunk)
+		prepared := s.reduceAhead(aheadCtx, ts, notExcluded(coming, excluded))
+		defer func() { cancel(); prepared() }()
+		for len(coming) > 0 && p.failed == nil {
+			chunk := coming
+			coming = next(reduceChunk)
+			ahead = prepared()
+			prepared = s.reduceAhead(aheadCtx, ts, notExcluded(coming, excluded))
 			for _, a := range chunk {
 				decideOne(a)
 				s.planned(ts)
@@ -334,17 +332,18 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 		}
 		actions = append(actions, action{op: ev.Op, typ: ev.Type, id: ev.ID, doc: ev.Doc, shape: ev.Shape, changes: ev.changes, seq: ev.seq})
 	}
-	decideAll(actions)
+	decideAll(sliceSource(actions))
 	for _, snap := range b.snapshots {
 		if p.failed != nil {
 			return p // the index is gone: no sweep can be planned on it
 		}
-		actions, retained := f.sweep(snap, ts.cfg.Prune)
+		upserts, deletes, retained := f.sweep(snap, ts.cfg.Prune)
 		if ts.retained == nil {
 			ts.retained = map[Scope]int{}
 		}
 		ts.retained[snap.Scope] = retained
-		decideAll(actions)
+		decideAll(upserts)
+		decideAll(sliceSource(deletes))
 	}
 	if p.failed != nil {
 		return p
