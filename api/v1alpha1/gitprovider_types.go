@@ -97,7 +97,8 @@ type CommitMessageSpec struct {
 	// +kubebuilder:validation:MaxLength=4096
 	Template string `json:"template,omitempty"`
 
-	// ResyncTemplate renders the message of a commit made from a snapshot (resync).
+	// ResyncTemplate renders the message of a commit made from a snapshot (resync). It sees
+	// the same fields as Template.
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
 	ResyncTemplate string `json:"resyncTemplate,omitempty"`

@@ -64,7 +64,7 @@ func (b *objectBatch) storeBlob(content []byte) (plumbing.Hash, error) {
 // size bytes, its expected length: a buffer grown by doubling held up to twice a large
 // tree.
 func (b *objectBatch) storeEncoded(size int, encode func(plumbing.EncodedObject) error) (plumbing.Hash, error) {
-	o := &encodedObject{content: make([]byte, 0, size)}
+	o := &encodedObject{content: make([]byte, 0, size), hasher: b.hasher}
 	if err := encode(o); err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -84,11 +84,29 @@ func (b *objectBatch) store(typ plumbing.ObjectType, content []byte) (plumbing.H
 	return h, nil
 }
 
-// distinct sorts the batch's objects by name and drops the repeated ones, and returns
-// their names in that order.
+// distinct drops the objects the batch holds more than once (a pack names each object
+// once), keeping the first of each in the order they were stored, and returns the names
+// of those left in that order.
 func (b *objectBatch) distinct() []plumbing.Hash {
-	slices.SortFunc(b.objects, func(x, y batchObject) int { return x.hash.Compare(y.hash.Bytes()) })
-	b.objects = slices.CompactFunc(b.objects, func(x, y batchObject) bool { return x.hash == y.hash })
+	byName := make([]int32, len(b.objects))
+	for i := range byName {
+		byName[i] = int32(i)
+	}
+	slices.SortStableFunc(byName, func(x, y int32) int { return b.objects[x].hash.Compare(b.objects[y].hash.Bytes()) })
+	repeated := make([]bool, len(b.objects))
+	for i := 1; i < len(byName); i++ {
+		if b.objects[byName[i]].hash.Compare(b.objects[byName[i-1]].hash.Bytes()) == 0 {
+			repeated[byName[i]] = true
+		}
+	}
+	kept := b.objects[:0]
+	for i, o := range b.objects {
+		if !repeated[i] {
+			kept = append(kept, o)
+		}
+	}
+	clear(b.objects[len(kept):]) // what they held is not kept alive past the pack
+	b.objects = kept
 	hashes := make([]plumbing.Hash, len(b.objects))
 	for i, o := range b.objects {
 		hashes[i] = o.hash
@@ -96,11 +114,19 @@ func (b *objectBatch) distinct() []plumbing.Hash {
 	return hashes
 }
 
-// read returns the contents of the objects from first on, as many as window names.
+// read returns the contents of the objects from the first-th on, as many as window names
+// (the names distinct returned, from the first-th on).
 func (b *objectBatch) read(first int, window []plumbing.Hash) ([]plainObject, error) {
+	if first+len(window) > len(b.objects) {
+		return nil, fmt.Errorf("objects %d to %d asked of a batch of %d", first, first+len(window), len(b.objects))
+	}
 	out := make([]plainObject, len(window))
-	for i := range window {
-		out[i] = b.objects[first+i].plainObject
+	for i, h := range window {
+		o := b.objects[first+i]
+		if o.hash.Compare(h.Bytes()) != 0 {
+			return nil, fmt.Errorf("object %d of the batch is %s, not %s", first+i, o.hash, h)
+		}
+		out[i] = o.plainObject
 	}
 	return out, nil
 }
@@ -109,9 +135,18 @@ func (b *objectBatch) read(first int, window []plumbing.Hash) ([]plainObject, er
 type encodedObject struct {
 	typ     plumbing.ObjectType
 	content []byte
+	hasher  *plumbing.ObjectHasher
 }
 
-func (o *encodedObject) Hash() plumbing.Hash             { return plumbing.ZeroHash } // named by the batch
+// Hash names the object as encoded so far (the batch names it again once it is whole).
+func (o *encodedObject) Hash() plumbing.Hash {
+	h, err := o.hasher.Compute(o.typ, o.content)
+	if err != nil {
+		return plumbing.ZeroHash
+	}
+	return h
+}
+
 func (o *encodedObject) Type() plumbing.ObjectType       { return o.typ }
 func (o *encodedObject) SetType(t plumbing.ObjectType)   { o.typ = t }
 func (o *encodedObject) Size() int64                     { return int64(len(o.content)) }

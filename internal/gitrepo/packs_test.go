@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -133,5 +135,63 @@ func TestLargePacksAreMergedInTheirTier(t *testing.T) {
 	}
 	if out, err := exec.Command("git", "--git-dir", dir, "fsck", "--strict", tip).CombinedOutput(); err != nil {
 		t.Fatalf("git fsck of the local copy: %v\n%s", err, out)
+	}
+}
+
+// A pack names each object once: files of equal content, and folders of equal files, give
+// one blob and one tree, and the pack holds them in the order the commit made them (its
+// blob before its trees, the commit last).
+func TestACommitsRepeatedObjectsArePackedOnce(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(dir, "https://git.example.com/app.git", Credentials{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changes []Change
+	for _, folder := range []string{"a", "b"} {
+		for i := range 5 {
+			changes = append(changes, Change{Path: fmt.Sprintf("%s/cm-%d.yaml", folder, i), Content: []byte("n: same\n")})
+		}
+	}
+	sha := mustCommit(t, r, "", changes...)
+	idx, err := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.idx"))
+	if err != nil || len(idx) != 1 {
+		t.Fatalf("want one pack index, found %v (%v)", idx, err)
+	}
+	out, err := exec.Command("git", "--git-dir", dir, "verify-pack", "-v", idx[0]).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git verify-pack: %v\n%s", err, out)
+	}
+	// One line per object: "<name> <type> <size> <size in pack> <offset>".
+	var types []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) >= 5 && len(f[0]) == 40 {
+			types = append(types, f[1]+"@"+f[4])
+		}
+	}
+	if len(types) != 4 {
+		t.Fatalf("the pack holds %d objects, want 4 (a blob, a folder's tree, the root tree, the commit):\n%s", len(types), out)
+	}
+	byOffset := map[string]string{}
+	var offsets []int
+	for _, ty := range types {
+		kind, off, _ := strings.Cut(ty, "@")
+		n, err := strconv.Atoi(off)
+		if err != nil {
+			t.Fatalf("offset %q: %v", off, err)
+		}
+		offsets = append(offsets, n)
+		byOffset[off] = kind
+	}
+	slices.Sort(offsets)
+	var order []string
+	for _, n := range offsets {
+		order = append(order, byOffset[fmt.Sprint(n)])
+	}
+	if strings.Join(order, " ") != "blob tree tree commit" {
+		t.Errorf("the pack holds its objects in the order %v, want blob, tree, tree, commit", order)
+	}
+	if out, err := exec.Command("git", "--git-dir", dir, "fsck", "--strict", sha).CombinedOutput(); err != nil {
+		t.Fatalf("git fsck: %v\n%s", err, out)
 	}
 }

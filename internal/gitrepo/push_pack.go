@@ -131,6 +131,7 @@ func (r *Repo) sendPack(ctx context.Context, branch, expected string, next plumb
 		switch {
 		case errors.Is(err, errNotStreamable):
 			// Not sent, its pack not read: sent as go-git sends it.
+			freeBeforeLargePush(c.size)
 			err = sess.Push(ctx, r.repo.Storer, req)
 		case errors.Is(err, errStreamRefused):
 			// Refused before any ref was looked at, the pack read in part: sent again from
@@ -142,13 +143,12 @@ func (r *Repo) sendPack(ctx context.Context, branch, expected string, next plumb
 				return err
 			}
 			pack = req.Packfile
+			freeBeforeLargePush(c.size)
 			err = sess.Push(ctx, r.repo.Storer, req)
 		}
 	default:
-		if copied && c.size >= largePack {
-			// What the collector freed since it last ran goes back to the system before a
-			// large pack is sent (docs/branch-worker.md#push).
-			debug.FreeOSMemory()
+		if copied {
+			freeBeforeLargePush(c.size)
 		}
 		err = sess.Push(ctx, r.repo.Storer, req)
 	}
@@ -158,6 +158,15 @@ func (r *Repo) sendPack(ctx context.Context, branch, expected string, next plumb
 	}
 	r.written = nil // all on the remote now
 	return r.repo.Storer.SetReference(plumbing.NewHashReference(trackingRef(branch), next))
+}
+
+// freeBeforeLargePush returns what the collector freed since it last ran to the system
+// before go-git sends a pack of size bytes, when it is large: go-git's HTTP session holds
+// the whole request in memory (docs/branch-worker.md#push).
+func freeBeforeLargePush(size int64) {
+	if size >= largePack {
+		debug.FreeOSMemory()
+	}
 }
 
 // fastForward refuses an update of the remote branch from old to a commit that does not

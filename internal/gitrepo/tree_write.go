@@ -50,14 +50,23 @@ func (r *Repo) Commit(parent string, changes []Change, spec CommitSpec) (string,
 		base = root.Hash
 	}
 	edits := map[string]*Change{}
+	folders := map[string]bool{} // the folders above the changed files, each tree rewritten
 	for i := range changes {
 		c := &changes[i]
 		if err := checkPath(c.Path); err != nil {
 			return "", err
 		}
 		edits[c.Path] = c
+		for p := c.Path; strings.Contains(p, "/"); {
+			p = p[:strings.LastIndexByte(p, '/')]
+			if folders[p] {
+				break
+			}
+			folders[p] = true
+		}
 	}
-	objs := r.newObjectBatch(len(changes) + 16)
+	// A blob per change, a tree per folder above them, the root tree and the commit.
+	objs := r.newObjectBatch(len(changes) + len(folders) + 2)
 	tree, err := r.editTree(objs, base, edits)
 	if err != nil {
 		return "", err

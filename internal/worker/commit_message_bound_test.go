@@ -48,3 +48,26 @@ func TestACommitMessageListsAThousandChangesAndCountsAll(t *testing.T) {
 		}
 	}
 }
+
+// The trailers that end a message are bounded alike: the first maxListedChanges lines,
+// each once, then a line that counts the others.
+func TestACommitMessageEndsWithAThousandTrailerLines(t *testing.T) {
+	b := &batch{target: "demo/live", author: Author{Name: "alice"}}
+	for i := range maxListedChanges + 500 {
+		b.events = append(b.events, Event{Trailers: []string{fmt.Sprintf("Audit-ID: %05d", i), "Kubernetes-User: alice"}})
+	}
+	m, err := newMessages("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := m.render(b, listOf(action{op: OpUpsert, id: layout.Identity{Kind: "ConfigMap", Namespace: "demo", Name: "a"}}))
+	if n := strings.Count(msg, "\nAudit-ID: "); n != maxListedChanges-1 {
+		t.Errorf("the message holds %d Audit-ID trailers, want %d (with its one Kubernetes-User line)", n, maxListedChanges-1)
+	}
+	if n := strings.Count(msg, "\nKubernetes-User: alice"); n != 1 {
+		t.Errorf("the message holds %d Kubernetes-User trailers, want 1", n)
+	}
+	if !strings.HasSuffix(msg, "\nTrailers-Omitted: 501\n") {
+		t.Errorf("the message does not end by counting the trailers it leaves out:\n%s", msg[len(msg)-200:])
+	}
+}

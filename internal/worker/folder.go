@@ -303,8 +303,8 @@ func sliceSource(actions []action) actionSource {
 	}
 }
 
-// upsertsOf hands out an upsert of each object snap lists with a document (one without
-// exists, but is unreadable: its document stays as it is).
+// upsertsOf hands out an upsert of each object snap lists with a document. An object listed
+// without one exists but is unreadable: its document stays as it is.
 func upsertsOf(snap *Snapshot) actionSource {
 	objs := snap.Objects
 	return func(n int) []action {

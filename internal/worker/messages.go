@@ -77,17 +77,26 @@ func (m *messages) render(b *batch, changes *changeList) string {
 }
 
 // withTrailers ends a message with the trailers of its events, each line once, as the last
-// paragraph (where `git interpret-trailers` finds them).
+// paragraph (where `git interpret-trailers` finds them): the first maxListedChanges lines,
+// then a Trailers-Omitted line that counts the others.
 func withTrailers(msg string, events []Event) string {
 	var lines []string
+	omitted := 0
 	seen := map[string]bool{}
 	for _, ev := range events {
 		for _, l := range ev.Trailers {
-			if !seen[l] {
-				seen[l] = true
+			switch {
+			case seen[l]:
+			case len(lines) < maxListedChanges:
 				lines = append(lines, l)
+			default:
+				omitted++
 			}
+			seen[l] = true
 		}
+	}
+	if omitted > 0 {
+		lines = append(lines, fmt.Sprintf("Trailers-Omitted: %d", omitted))
 	}
 	if len(lines) == 0 {
 		return msg

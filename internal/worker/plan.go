@@ -206,6 +206,9 @@ func (s *branchState) decide(ctx context.Context, b *batch) (out *pendingWrite, 
 	if err := f.bootstrap(ts.cfg.SOPSRules); err != nil {
 		return nil, fmt.Errorf("bootstrap %s: %w", ts.cfg.Name, err)
 	}
+	if len(p.actions) < cap(p.actions)/2 {
+		p.actions = slices.Clone(p.actions) // most planned to nothing: hold no more than the rest
+	}
 	pw := &pendingWrite{target: b.target, author: b.author, actions: p.actions, waiters: b.waiters, received: b.received, seq: seq}
 	pw.message = s.messages.render(b, &p.changes)
 	commit, err := s.commit(f.changes(), pw)
@@ -254,8 +257,8 @@ type plannedBatch struct {
 // folder plan, and verifies the result against the render.
 func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, excluded map[string]bool) plannedBatch {
 	f := ts.folder
-	// As many actions as the batch holds changes and listed objects, allocated once: a
-	// first mirror's are held until its push lands.
+	// Room for as many actions as the batch holds changes and listed objects (a sweep's
+	// deletes are added as they are found): a first mirror's are held until its push lands.
 	size := len(b.events)
 	for _, snap := range b.snapshots {
 		size += len(snap.Objects)
@@ -343,13 +346,13 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 		}
 		ts.retained[snap.Scope] = retained
 		decideAll(upserts)
-		decideAll(sliceSource(deletes))
+		if p.failed == nil {
+			p.actions = slices.Grow(p.actions, len(deletes))
+			decideAll(sliceSource(deletes))
+		}
 	}
 	if p.failed != nil {
 		return p
-	}
-	if len(p.actions) < cap(p.actions)/2 {
-		p.actions = slices.Clone(p.actions) // most planned to nothing: hold no more than the rest
 	}
 	p.refusal = f.verify()
 	return p
