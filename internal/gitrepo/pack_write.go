@@ -88,11 +88,16 @@ func (b *objectBatch) store(typ plumbing.ObjectType, content []byte) (plumbing.H
 // once), keeping the first of each in the order they were stored, and returns the names
 // of those left in that order.
 func (b *objectBatch) distinct() []plumbing.Hash {
-	byName := make([]int32, len(b.objects))
+	byName := make([]int, len(b.objects))
 	for i := range byName {
-		byName[i] = int32(i)
+		byName[i] = i
 	}
-	slices.SortStableFunc(byName, func(x, y int32) int { return b.objects[x].hash.Compare(b.objects[y].hash.Bytes()) })
+	slices.SortFunc(byName, func(x, y int) int {
+		if c := b.objects[x].hash.Compare(b.objects[y].hash.Bytes()); c != 0 {
+			return c
+		}
+		return x - y // the first stored first
+	})
 	repeated := make([]bool, len(b.objects))
 	for i := 1; i < len(byName); i++ {
 		if b.objects[byName[i]].hash.Compare(b.objects[byName[i-1]].hash.Bytes()) == 0 {

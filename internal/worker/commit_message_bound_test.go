@@ -49,25 +49,38 @@ func TestACommitMessageListsAThousandChangesAndCountsAll(t *testing.T) {
 	}
 }
 
-// The trailers that end a message are bounded alike: the first maxListedChanges lines,
-// each once, then a line that counts the others.
-func TestACommitMessageEndsWithAThousandTrailerLines(t *testing.T) {
+// The trailers that end a message are bounded alike: the first maxListedChanges Audit-ID
+// lines, each once, then a line that counts the distinct others; a user or an impersonator
+// named after them is still listed.
+func TestACommitMessageEndsWithAThousandAuditTrailers(t *testing.T) {
 	b := &batch{target: "demo/live", author: Author{Name: "alice"}}
 	for i := range maxListedChanges + 500 {
-		b.events = append(b.events, Event{Trailers: []string{fmt.Sprintf("Audit-ID: %05d", i), "Kubernetes-User: alice"}})
+		trailers := []string{fmt.Sprintf("Audit-ID: %05d", i), "Kubernetes-User: alice"}
+		if i == maxListedChanges+100 {
+			trailers = append(trailers, "Kubernetes-Impersonator: admin")
+		}
+		b.events = append(b.events, Event{Trailers: trailers})
+		if i%2 == 0 { // a change seen twice (two events of one request) is one line
+			b.events = append(b.events, Event{Trailers: trailers})
+		}
 	}
 	m, err := newMessages("", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	msg := m.render(b, listOf(action{op: OpUpsert, id: layout.Identity{Kind: "ConfigMap", Namespace: "demo", Name: "a"}}))
-	if n := strings.Count(msg, "\nAudit-ID: "); n != maxListedChanges-1 {
-		t.Errorf("the message holds %d Audit-ID trailers, want %d (with its one Kubernetes-User line)", n, maxListedChanges-1)
+	if n := strings.Count(msg, "\nAudit-ID: "); n != maxListedChanges {
+		t.Errorf("the message holds %d Audit-ID trailers, want %d", n, maxListedChanges)
 	}
-	if n := strings.Count(msg, "\nKubernetes-User: alice"); n != 1 {
-		t.Errorf("the message holds %d Kubernetes-User trailers, want 1", n)
+	for _, line := range []string{"\nKubernetes-User: alice\n", "\nKubernetes-Impersonator: admin\n"} {
+		if n := strings.Count(msg, line); n != 1 {
+			t.Errorf("the message holds %q %d times, want once", strings.TrimSpace(line), n)
+		}
 	}
-	if !strings.HasSuffix(msg, "\nTrailers-Omitted: 501\n") {
-		t.Errorf("the message does not end by counting the trailers it leaves out:\n%s", msg[len(msg)-200:])
+	if !strings.HasSuffix(msg, "\nAudit-IDs-Omitted: 500\n") {
+		t.Errorf("the message does not end by counting the Audit-ID trailers it leaves out:\n%s", msg[len(msg)-200:])
+	}
+	if strings.Contains(msg, "Trailers-Omitted") {
+		t.Errorf("the message counts other trailers as left out, and none was")
 	}
 }

@@ -76,27 +76,42 @@ func (m *messages) render(b *batch, changes *changeList) string {
 	return withTrailers(m.body(b, changes), b.events)
 }
 
+// auditTrailer starts the trailer of a change's audit event (attribution.Trailers), one
+// per change; the others name its user and impersonator, a few per commit.
+const auditTrailer = "Audit-ID:"
+
 // withTrailers ends a message with the trailers of its events, each line once, as the last
-// paragraph (where `git interpret-trailers` finds them): the first maxListedChanges lines,
-// then a Trailers-Omitted line that counts the others.
+// paragraph (where `git interpret-trailers` finds them). Of the Audit-ID lines, and of the
+// others, the first maxListedChanges each are listed; an Audit-IDs-Omitted and a
+// Trailers-Omitted line count the distinct lines left out, so that no user or
+// impersonator is left out for the many audit events before them.
 func withTrailers(msg string, events []Event) string {
 	var lines []string
-	omitted := 0
+	var listed, omitted [2]int // Audit-ID lines, the others
 	seen := map[string]bool{}
 	for _, ev := range events {
 		for _, l := range ev.Trailers {
-			switch {
-			case seen[l]:
-			case len(lines) < maxListedChanges:
-				lines = append(lines, l)
-			default:
-				omitted++
+			if seen[l] {
+				continue
 			}
 			seen[l] = true
+			kind := 1
+			if strings.HasPrefix(l, auditTrailer) {
+				kind = 0
+			}
+			if listed[kind] < maxListedChanges {
+				lines = append(lines, l)
+				listed[kind]++
+			} else {
+				omitted[kind]++
+			}
 		}
 	}
-	if omitted > 0 {
-		lines = append(lines, fmt.Sprintf("Trailers-Omitted: %d", omitted))
+	if omitted[0] > 0 {
+		lines = append(lines, fmt.Sprintf("Audit-IDs-Omitted: %d", omitted[0]))
+	}
+	if omitted[1] > 0 {
+		lines = append(lines, fmt.Sprintf("Trailers-Omitted: %d", omitted[1]))
 	}
 	if len(lines) == 0 {
 		return msg

@@ -347,7 +347,9 @@ func (s *branchState) planBatch(ctx context.Context, ts *targetState, b *batch, 
 		ts.retained[snap.Scope] = retained
 		decideAll(upserts)
 		if p.failed == nil {
-			p.actions = slices.Grow(p.actions, len(deletes))
+			if n := len(p.actions) + len(deletes); n > cap(p.actions) {
+				p.actions = append(make([]action, 0, n), p.actions...) // room for exactly these
+			}
 			decideAll(sliceSource(deletes))
 		}
 	}
