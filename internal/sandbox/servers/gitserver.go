@@ -185,7 +185,10 @@ func (g *GitServer) PushForeign(name, branch string, change ForeignChange) (stri
 		return "", fmt.Errorf("foreign clone: %w", err)
 	}
 	defer os.RemoveAll(work)
-	if _, err := runGit("", "clone", "--quiet", dir, work); err != nil {
+	// --no-local: a clone by path copies the objects folder file by file, a push in flight
+	// included (its quarantine folder, gone when the push lands: "failed to copy file"); the
+	// Git protocol reads what the repository holds.
+	if _, err := runGit("", "clone", "--quiet", "--no-local", dir, work); err != nil {
 		return "", fmt.Errorf("foreign clone of %s: %w", name, err)
 	}
 	if _, err := runGit(work, "checkout", "--quiet", "-B", branch, "--no-track", "origin/"+branch); err != nil {
