@@ -124,29 +124,23 @@ func (r *Repo) sendPack(ctx context.Context, branch, expected string, next plumb
 		Atomic:   sess.Capabilities().Supports(capability.Atomic),
 	}
 	c, copied := pack.(*copiedPack)
-	switch {
-	case copied && r.http != nil && !r.noStreaming && c.size >= r.streamAbove:
+	streamed := false
+	if copied && r.http != nil && !r.noStreaming && c.size >= r.streamAbove {
 		// go-git's HTTP session would hold the whole request in memory: it is streamed.
 		err = r.http.streamPush(ctx, r.repo.Storer, sess.Capabilities(), req)
-		switch {
-		case errors.Is(err, errNotStreamable):
-			// Not sent, its pack not read: sent as go-git sends it.
-			freeBeforeLargePush(c.size)
-			err = sess.Push(ctx, r.repo.Storer, req)
-		case errors.Is(err, errStreamRefused):
-			// Refused before any ref was looked at, the pack read in part: sent again from
-			// its start as go-git sends it. A remote that refused the form is never
-			// streamed to again.
+		streamed = !errors.Is(err, errNotStreamable) && !errors.Is(err, errStreamRefused)
+		if errors.Is(err, errStreamRefused) {
+			// Refused before any ref was looked at, its pack read in part: go-git sends it
+			// again from its start. A remote that refused the form is never streamed to again.
 			r.noStreaming = true
 			_ = pack.Close()
-			if req.Packfile, err = r.packToSend(hashes); err != nil {
+			if pack, err = r.packToSend(hashes); err != nil {
 				return err
 			}
-			pack = req.Packfile
-			freeBeforeLargePush(c.size)
-			err = sess.Push(ctx, r.repo.Storer, req)
+			req.Packfile = pack
 		}
-	default:
+	}
+	if !streamed {
 		if copied {
 			freeBeforeLargePush(c.size)
 		}

@@ -1,6 +1,9 @@
 package layout
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // utf8BOM is the byte order mark some editors put at the start of a file.
 const utf8BOM = "\ufeff"
@@ -62,19 +65,7 @@ func (f splitFile) join() []byte {
 
 // splitLines cuts s into lines that keep their line endings; the last line may
 // have none.
-func splitLines(s string) []string {
-	var lines []string
-	for s != "" {
-		i := strings.IndexByte(s, '\n')
-		if i < 0 {
-			lines = append(lines, s)
-			break
-		}
-		lines = append(lines, s[:i+1])
-		s = s[i+1:]
-	}
-	return lines
-}
+func splitLines(s string) []string { return slices.Collect(strings.Lines(s)) }
 
 // trimEOL removes a trailing "\n" or "\r\n".
 func trimEOL(line string) string {

@@ -76,13 +76,12 @@ func (l *changeList) scope() string {
 	return fmt.Sprintf(" in %d namespaces", len(l.namespaces))
 }
 
-// verbOf is the verb of a planned action's change: create, update, delete or prune.
+// verbOf is the verb of a planned action's change: create or update for an upsert, else
+// the action's operation (delete, or prune for a sweep's delete).
 func verbOf(a action) string {
-	switch {
-	case a.sweep:
-		return "prune"
-	case a.op == OpDelete:
-		return "delete"
+	switch op := a.operation(); {
+	case op != "upsert":
+		return op
 	case a.created:
 		return "create"
 	}
