@@ -14,8 +14,13 @@ import (
 	sopsage "github.com/getsops/sops/v3/age"
 	"github.com/getsops/sops/v3/keys"
 	"github.com/getsops/sops/v3/keyservice"
-	"github.com/getsops/sops/v3/version"
 )
+
+// sopsVersion is the version of SOPS that seals, recorded in each document's metadata: the
+// linked module's (go.mod), which TestTheSealedVersionIsTheLinkedSOPS checks. It is not read
+// from SOPS's version package, which links a command-line framework and a Markdown renderer
+// into the operator for this one string (docs/operations.md#memory).
+const sopsVersion = "3.13.3"
 
 // SecretEncryptedRegex is the SOPS encrypted_regex of a sealed core/v1 Secret: the values of
 // data and stringData are encrypted, everything else stays readable.
@@ -124,7 +129,7 @@ func (s *Sealer) Seal(plainDoc []byte) ([]byte, error) {
 		Metadata: sops.Metadata{
 			KeyGroups:      []sops.KeyGroup{group},
 			EncryptedRegex: regex,
-			Version:        version.Version,
+			Version:        sopsVersion,
 		},
 	}
 	dataKey, errs := tree.GenerateDataKeyWithKeyServices([]keyservice.KeyServiceClient{keyservice.NewLocalClient()})
