@@ -141,7 +141,7 @@ func run() (code int) {
 	mdPath := flag.String("md", "", "update the generated part of this BENCH.md (default BENCH.md for a full run with all phases, else none; \"none\" for none)")
 	profile := flag.Bool("profile", true, "collect CPU profiles of the operator (extra runs, not counted)")
 	profileSize := flag.Int("profile-size", 0, "phase 1's size whose extra run is profiled (default the largest measured more than once)")
-	repeats := flag.Int("repeats", 0, "repeats of phase 1 and phase 3 (default 3, 1 with -quick)")
+	repeats := flag.Int("repeats", 0, "runs of the idle operator (phase 0) and repeats of phase 1 and phase 3 (default 3, 1 with -quick)")
 	sizes := flag.String("sizes", "", "phase 1's numbers of ConfigMaps, comma-separated (default 1000,10000,100000; 200,1000 with -quick)")
 	compareEnv := flag.Bool("compare-env", false, "also run phase 2 and phase 3 with the kubeconfig as $KUBECONFIG, rows marked [$KUBECONFIG]")
 	kubeconfigEnv := flag.Bool("kubeconfig-env", false, "pass the kubeconfig to the operator as $KUBECONFIG instead of --kubeconfig (controller-runtime's GetConfig path, as in a cluster)")

@@ -79,9 +79,10 @@ func windowName(w time.Duration) string {
 // ---- baseline of the operator's memory -------------------------------------------------
 
 // idleRSS runs the operator with nothing to mirror for a few seconds, as often as phase 1
-// repeats: the baseline of the peak RSS figures is the median run. Most of an idle operator's
-// RSS is the binary's pages, which the kernel maps 64 KB at a time from what the page cache
-// holds, so one run alone moves by a few MiB with the same binary (BENCH.md, tenth round).
+// repeats: the baseline of the peak RSS figures is the median run, which smooths the noise
+// between runs made one after the other. Most of an idle operator's RSS is the binary's
+// pages, which the kernel maps 64 KB at a time from what the page cache holds: that drifts
+// with the machine over hours, which no median removes (BENCH.md, tenth round).
 func (b *bench) idleRSS(ctx context.Context) error {
 	b.logf("idle operator (nothing to mirror), %s, %d run(s)", b.cfg.idleFor, b.cfg.repeats)
 	var peaks []float64
@@ -108,6 +109,7 @@ func (b *bench) idleRun(ctx context.Context, run int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer func() { _ = b.env.stopOperator(p) }() // also when it exited early
 	select {
 	case <-time.After(b.cfg.idleFor):
 	case <-ctx.Done():
