@@ -104,7 +104,7 @@ func (s *httpSession) streamPush(ctx context.Context, st storage.Storer, caps *c
 	endpoint, authorization, ok := s.receivePackEndpoint()
 	if !ok || authorization == "" && s.credentials {
 		// No discovery answered 200 to post after, or it went without the credentials
-		// go-git would give the post (after a redirect that left the origin and came back).
+		// go-git would give the post (Go drops them on a redirect to another host).
 		return errNotStreamable
 	}
 	body, w := io.Pipe()
