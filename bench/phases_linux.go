@@ -110,11 +110,7 @@ func (b *bench) idleRun(ctx context.Context, run int) (float64, error) {
 		return 0, err
 	}
 	defer func() { _ = b.env.stopOperator(p) }() // also when it exited early
-	select {
-	case <-time.After(b.cfg.idleFor):
-	case <-ctx.Done():
-	case <-p.done:
-	}
+	b.waitIdle(ctx, p)
 	if err := p.exited(); err != nil {
 		return 0, err
 	}
@@ -127,6 +123,15 @@ func (b *bench) idleRun(ctx context.Context, run int) (float64, error) {
 	return peak, ctx.Err()
 }
 
+// waitIdle waits for idleFor while p idles, or until it exits or ctx is done.
+func (b *bench) waitIdle(ctx context.Context, p *operatorProc) {
+	select {
+	case <-time.After(b.cfg.idleFor):
+	case <-ctx.Done():
+	case <-p.done:
+	}
+}
+
 // profileIdle runs the idle operator once more with a CPU and heap profile (not counted).
 func (b *bench) profileIdle(ctx context.Context) {
 	path := filepath.Join(b.profDir, "cpu-idle.pprof")
@@ -136,11 +141,7 @@ func (b *bench) profileIdle(ctx context.Context) {
 		b.logf("  profiled run failed: %v", err)
 		return
 	}
-	select {
-	case <-time.After(b.cfg.idleFor):
-	case <-ctx.Done():
-	case <-q.done:
-	}
+	b.waitIdle(ctx, q)
 	if err := b.env.stopOperator(q); err != nil {
 		b.logf("  profiled run failed: %v", err)
 		return

@@ -15,11 +15,7 @@ import (
 // one Git reads whole: several windows of objects, an empty file, files whose sizes take
 // one to four bytes of an entry header, and equal files written once.
 func TestACommitsPackIsOneGitVerifies(t *testing.T) {
-	dir := t.TempDir()
-	r, err := Open(dir, "https://git.example.com/app.git", Credentials{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, dir := localRepo(t)
 	rng := rand.New(rand.NewPCG(7, 11))
 	sizes := []int{0, 1, 15, 16, 2047, 2048}
 	var changes []Change

@@ -14,6 +14,17 @@ import (
 	"github.com/gitops-reverser/gitops-reverser/internal/testenv"
 )
 
+// localRepo opens a local copy in a new folder, for tests that never reach its remote.
+func localRepo(t *testing.T) (*Repo, string) {
+	t.Helper()
+	dir := t.TempDir()
+	r, err := Open(dir, "https://git.example.com/app.git", Credentials{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, dir
+}
+
 // objectFiles counts the local copy's loose objects and packs.
 func objectFiles(t *testing.T, dir string) (loose, packs int) {
 	t.Helper()
@@ -39,11 +50,7 @@ func objectFiles(t *testing.T, dir string) (loose, packs int) {
 // A commit's new objects are written as one pack, not as a loose file each
 // (docs/branch-worker.md#objects-in-packs).
 func TestACommitsObjectsAreWrittenAsOnePack(t *testing.T) {
-	dir := t.TempDir()
-	r, err := Open(dir, "https://git.example.com/app.git", Credentials{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, dir := localRepo(t)
 	var changes []Change
 	for i := range 200 {
 		changes = append(changes, Change{Path: fmt.Sprintf("ns-%d/cm-%03d.yaml", i%7, i), Content: fmt.Appendf(nil, "n: %d\n", i)})
@@ -110,11 +117,7 @@ func TestManySmallCommitsLeaveABoundedNumberOfPacks(t *testing.T) {
 // Packs over the smallest tier's bound are merged in the next tier, once there are as many
 // of them: the number of packs stays bounded however much is written.
 func TestLargePacksAreMergedInTheirTier(t *testing.T) {
-	dir := t.TempDir()
-	r, err := Open(dir, "https://git.example.com/app.git", Credentials{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, dir := localRepo(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	big := make([]byte, mergeTiers[0]+mergeTiers[0]/8) // each commit's pack is over the first bound
 	tip := ""
@@ -142,11 +145,7 @@ func TestLargePacksAreMergedInTheirTier(t *testing.T) {
 // one blob and one tree, and the pack holds them in the order the commit made them (its
 // blob before its trees, the commit last).
 func TestACommitsRepeatedObjectsArePackedOnce(t *testing.T) {
-	dir := t.TempDir()
-	r, err := Open(dir, "https://git.example.com/app.git", Credentials{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, dir := localRepo(t)
 	var changes []Change
 	for _, folder := range []string{"a", "b"} {
 		for i := range 5 {
@@ -163,30 +162,27 @@ func TestACommitsRepeatedObjectsArePackedOnce(t *testing.T) {
 		t.Fatalf("git verify-pack: %v\n%s", err, out)
 	}
 	// One line per object: "<name> <type> <size> <size in pack> <offset>".
-	var types []string
+	type packed struct {
+		offset int
+		kind   string
+	}
+	var objects []packed
 	for _, line := range strings.Split(string(out), "\n") {
 		if f := strings.Fields(line); len(f) >= 5 && len(f[0]) == 40 {
-			types = append(types, f[1]+"@"+f[4])
+			offset, err := strconv.Atoi(f[4])
+			if err != nil {
+				t.Fatalf("offset %q: %v", f[4], err)
+			}
+			objects = append(objects, packed{offset, f[1]})
 		}
 	}
-	if len(types) != 4 {
-		t.Fatalf("the pack holds %d objects, want 4 (a blob, a folder's tree, the root tree, the commit):\n%s", len(types), out)
+	if len(objects) != 4 {
+		t.Fatalf("the pack holds %d objects, want 4 (a blob, a folder's tree, the root tree, the commit):\n%s", len(objects), out)
 	}
-	byOffset := map[string]string{}
-	var offsets []int
-	for _, ty := range types {
-		kind, off, _ := strings.Cut(ty, "@")
-		n, err := strconv.Atoi(off)
-		if err != nil {
-			t.Fatalf("offset %q: %v", off, err)
-		}
-		offsets = append(offsets, n)
-		byOffset[off] = kind
-	}
-	slices.Sort(offsets)
+	slices.SortFunc(objects, func(a, b packed) int { return a.offset - b.offset })
 	var order []string
-	for _, n := range offsets {
-		order = append(order, byOffset[fmt.Sprint(n)])
+	for _, o := range objects {
+		order = append(order, o.kind)
 	}
 	if strings.Join(order, " ") != "blob tree tree commit" {
 		t.Errorf("the pack holds its objects in the order %v, want blob, tree, tree, commit", order)

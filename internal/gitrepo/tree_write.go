@@ -93,7 +93,7 @@ func (r *Repo) Commit(parent string, changes []Change, spec CommitSpec) (string,
 			return "", err
 		}
 	}
-	h, err := objs.storeEncoded(len(c.Message)+len(c.Signature)+1024, func(o plumbing.EncodedObject) error { return c.Encode(o) })
+	h, err := objs.storeEncoded(len(c.Message)+len(c.Signature)+1024, c.Encode)
 	if err != nil {
 		return "", fmt.Errorf("encode commit: %w", err)
 	}
@@ -209,7 +209,7 @@ func writeTree(objs *objectBatch, entries []object.TreeEntry) (plumbing.Hash, er
 	for _, e := range entries {
 		size += len(e.Name) + len("100644 \x00") + e.Hash.Size()
 	}
-	h, err := objs.storeEncoded(size, func(o plumbing.EncodedObject) error { return t.Encode(o) })
+	h, err := objs.storeEncoded(size, t.Encode)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("encode tree: %w", err)
 	}

@@ -308,7 +308,7 @@ func sliceSource(actions []action) actionSource {
 func upsertsOf(snap *Snapshot) actionSource {
 	objs := snap.Objects
 	return func(n int) []action {
-		var chunk []action
+		chunk := make([]action, 0, min(n, len(objs)))
 		for len(objs) > 0 && len(chunk) < n {
 			obj := objs[0]
 			objs = objs[1:]
